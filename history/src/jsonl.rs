@@ -1,0 +1,684 @@
+//! The native history format: JSON Lines, version 1 (DESIGN §3).
+//!
+//! One JSON object per line. Lines with a `type` are `header`, `fault` or
+//! `end`; every other line is a transaction. The writer emits each line with
+//! a single `write` call, so a harness killed at any instant leaves a file of
+//! whole lines; the reader streams, one line at a time, and names the line
+//! of anything it cannot accept.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+use serde::de::{self, SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::ParseError;
+use crate::model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value};
+
+/// The history format version this crate reads and writes.
+pub const VERSION: u32 = 1;
+
+// ---------------------------------------------------------------- ops ----
+
+impl Serialize for Op {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Op::Read { key, value } => (("r", key, value)).serialize(s),
+            Op::Write { key, value } => ("w", key, value).serialize(s),
+            Op::Insert { key, value } => ("i", key, value).serialize(s),
+            Op::Delete { key, value } => ("d", key, value).serialize(s),
+            Op::Append { key, value } => ("a", key, value).serialize(s),
+            Op::ReadList { key, values } => ("r", key, values).serialize(s),
+            Op::RangeRead { lo, hi, rows } => {
+                let mut seq = s.serialize_seq(Some(4))?;
+                seq.serialize_element("rq")?;
+                seq.serialize_element(lo)?;
+                seq.serialize_element(hi)?;
+                seq.serialize_element(rows)?;
+                seq.end()
+            }
+        }
+    }
+}
+
+/// A read's result: absent, a register value, or a list.
+enum ReadResult {
+    Absent,
+    One(Value),
+    List(Vec<Value>),
+}
+
+impl<'de> Deserialize<'de> for ReadResult {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ReadResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("null, an integer, or a list of integers")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ReadResult, E> {
+                Ok(ReadResult::Absent)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<ReadResult, E> {
+                Ok(ReadResult::Absent)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ReadResult, E> {
+                Ok(ReadResult::One(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ReadResult, E> {
+                i64::try_from(v)
+                    .map(ReadResult::One)
+                    .map_err(|_| E::custom("value out of range"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<ReadResult, A::Error> {
+                let mut out = Vec::with_capacity(a.size_hint().unwrap_or(4));
+                while let Some(v) = a.next_element::<Value>()? {
+                    out.push(v);
+                }
+                Ok(ReadResult::List(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Op;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an op such as [\"r\", key, value] or [\"w\", key, value]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Op, A::Error> {
+                let code: Cow<'de, str> = a
+                    .next_element()?
+                    .ok_or_else(|| de::Error::custom("empty op"))?;
+                let missing = |what: &str| de::Error::custom(format!("op {code:?} lacks its {what}"));
+                let op = match code.as_ref() {
+                    "r" => {
+                        let key: Key = a.next_element()?.ok_or_else(|| missing("key"))?;
+                        let v: ReadResult = a.next_element()?.ok_or_else(|| missing("value"))?;
+                        match v {
+                            ReadResult::Absent => Op::Read { key, value: None },
+                            ReadResult::One(v) => Op::Read {
+                                key,
+                                value: Some(v),
+                            },
+                            ReadResult::List(vs) => Op::ReadList {
+                                key,
+                                values: Some(vs),
+                            },
+                        }
+                    }
+                    "w" | "i" | "d" | "a" => {
+                        let key: Key = a.next_element()?.ok_or_else(|| missing("key"))?;
+                        let value: Value = a.next_element()?.ok_or_else(|| missing("value"))?;
+                        match code.as_ref() {
+                            "w" => Op::Write { key, value },
+                            "i" => Op::Insert { key, value },
+                            "d" => Op::Delete { key, value },
+                            _ => Op::Append { key, value },
+                        }
+                    }
+                    "rq" => {
+                        let lo: Key = a.next_element()?.ok_or_else(|| missing("low key"))?;
+                        let hi: Key = a.next_element()?.ok_or_else(|| missing("high key"))?;
+                        let rows: Vec<(Key, Value)> =
+                            a.next_element()?.ok_or_else(|| missing("rows"))?;
+                        Op::RangeRead { lo, hi, rows }
+                    }
+                    other => {
+                        return Err(de::Error::custom(format!(
+                            "unknown op {other:?} (expected r, w, i, d, rq or a)"
+                        )))
+                    }
+                };
+                if a.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom(format!("op {code:?} has too many fields")));
+                }
+                Ok(op)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+// -------------------------------------------------------------- lines ----
+
+/// One line of a history file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record {
+    Header(Header),
+    Txn(Txn),
+    Fault(Fault),
+    End(End),
+}
+
+/// Every field any line may carry; which ones must be present depends on
+/// `type`. Parsing into one flat struct keeps the hot path to one pass.
+#[derive(Deserialize)]
+struct RawLine<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+    // transaction
+    id: Option<u64>,
+    session: Option<u64>,
+    status: Option<Status>,
+    start: Option<u64>,
+    end: Option<u64>,
+    ops: Option<Vec<Op>>,
+    error: Option<String>,
+    dbts: Option<DbTs>,
+    kind: Option<String>,
+    // header
+    version: Option<u32>,
+    db: Option<String>,
+    level: Option<String>,
+    isolation: Option<String>,
+    workload: Option<String>,
+    seed: Option<u64>,
+    clients: Option<u64>,
+    started: Option<String>,
+    // fault
+    target: Option<String>,
+    applied: Option<bool>,
+    detail: Option<String>,
+    // end
+    txns: Option<u64>,
+    finished: Option<String>,
+}
+
+fn required<T>(v: Option<T>, field: &str, what: &str) -> Result<T, String> {
+    v.ok_or_else(|| format!("{what} line lacks the field `{field}`"))
+}
+
+/// Parses one line (without its newline). Blank lines give `Ok(None)`.
+pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let raw: RawLine = serde_json::from_str(line).map_err(|e| {
+        let msg = e.to_string();
+        // serde_json appends " at line 1 column N"; the line is ours to give.
+        match msg.rfind(" at line ") {
+            Some(i) => format!("{} (column {})", &msg[..i], e.column()),
+            None => msg,
+        }
+    })?;
+    let rec = match raw.ty.as_deref() {
+        None => {
+            let t = Txn {
+                id: required(raw.id, "id", "transaction")?,
+                session: required(raw.session, "session", "transaction")?,
+                status: required(raw.status, "status", "transaction")?,
+                start: raw.start,
+                end: raw.end,
+                ops: required(raw.ops, "ops", "transaction")?,
+                error: raw.error,
+                dbts: raw.dbts,
+                kind: raw.kind,
+            };
+            if let (Some(s), Some(e)) = (t.start, t.end) {
+                if e < s {
+                    return Err(format!("transaction {} ends ({e}) before it starts ({s})", t.id));
+                }
+            }
+            Record::Txn(t)
+        }
+        Some("header") => {
+            let version = required(raw.version, "version", "header")?;
+            if version != VERSION {
+                return Err(format!(
+                    "history format version {version} is not supported (this harness reads version {VERSION})"
+                ));
+            }
+            Record::Header(Header {
+                version,
+                db: raw.db,
+                level: raw.level,
+                isolation: raw.isolation,
+                workload: raw.workload,
+                seed: raw.seed,
+                clients: raw.clients,
+                started: raw.started,
+            })
+        }
+        Some("fault") => Record::Fault(Fault {
+            kind: required(raw.kind, "kind", "fault")?,
+            target: raw.target,
+            start: required(raw.start, "start", "fault")?,
+            end: raw.end,
+            applied: raw.applied.unwrap_or(true),
+            detail: raw.detail,
+        }),
+        Some("end") => Record::End(End {
+            txns: required(raw.txns, "txns", "end")?,
+            finished: raw.finished,
+        }),
+        Some(other) => {
+            return Err(format!(
+                "unknown line type {other:?} (expected header, fault or end, or no type for a transaction)"
+            ))
+        }
+    };
+    Ok(Some(rec))
+}
+
+/// Streams the records of a history, one line at a time, so a file of any
+/// size can be scanned in constant memory.
+pub struct JsonlReader<R> {
+    input: R,
+    path: Option<PathBuf>,
+    line_no: usize,
+    buf: String,
+    done: bool,
+}
+
+impl JsonlReader<BufReader<File>> {
+    /// Opens a history file.
+    pub fn open(path: &Path) -> Result<Self, ParseError> {
+        let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+        Ok(JsonlReader::new(BufReader::with_capacity(1 << 16, f)).with_path(path))
+    }
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// A reader over any buffered input.
+    pub fn new(input: R) -> Self {
+        JsonlReader {
+            input,
+            path: None,
+            line_no: 0,
+            buf: String::new(),
+            done: false,
+        }
+    }
+
+    /// Names the file in error messages.
+    pub fn with_path(mut self, path: &Path) -> Self {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+
+    /// The number of the line last read (1-based).
+    pub fn line(&self) -> usize {
+        self.line_no
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlReader<R> {
+    type Item = Result<(usize, Record), ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.buf.clear();
+            match self.input.read_line(&mut self.buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    let msg = if e.kind() == io::ErrorKind::InvalidData {
+                        "the line is not valid UTF-8".to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    return Some(Err(ParseError::at(
+                        self.path.as_deref(),
+                        self.line_no + 1,
+                        msg,
+                    )));
+                }
+            }
+            self.line_no += 1;
+            let line = self.buf.trim_end_matches(['\n', '\r']);
+            match parse_line(line) {
+                Ok(None) => continue,
+                Ok(Some(rec)) => return Some(Ok((self.line_no, rec))),
+                Err(msg) => {
+                    return Some(Err(ParseError::at(self.path.as_deref(), self.line_no, msg)))
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads a whole history from JSONL, checking what one line cannot show on
+/// its own: one header, first; unique transaction ids; nothing after `end`.
+pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    let mut reader = JsonlReader::new(input);
+    if let Some(p) = path {
+        reader = reader.with_path(p);
+    }
+    let mut h = History::default();
+    let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut seen_any = false;
+    for item in reader {
+        let (line, rec) = item?;
+        let err = |msg: String| ParseError::at(path, line, msg);
+        if h.end.is_some() {
+            return Err(err("a line follows the end line".into()));
+        }
+        match rec {
+            Record::Header(hd) => {
+                if seen_any {
+                    return Err(err("the header must be the first line".into()));
+                }
+                h.header = Some(hd);
+            }
+            Record::Txn(t) => {
+                if let Some(first) = ids.insert(t.id, line) {
+                    return Err(err(format!(
+                        "transaction id {} is used twice (first on line {first})",
+                        t.id
+                    )));
+                }
+                h.txns.push(t);
+            }
+            Record::Fault(f) => h.faults.push(f),
+            Record::End(e) => h.end = Some(e),
+        }
+        seen_any = true;
+    }
+    Ok(h)
+}
+
+/// Reads a JSONL history file.
+pub fn read_jsonl_file(path: &Path) -> Result<History, ParseError> {
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read_jsonl(BufReader::with_capacity(1 << 16, f), Some(path))
+}
+
+/// Reads JSONL from a string (tests, small tools).
+pub fn read_jsonl_str(s: &str) -> Result<History, ParseError> {
+    read_jsonl(s.as_bytes(), None)
+}
+
+// ------------------------------------------------------------- writer ----
+
+#[derive(Serialize)]
+struct TxnLine<'a> {
+    id: u64,
+    session: u64,
+    status: Status,
+    start: Option<u64>,
+    end: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    ops: &'a [Op],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dbts: Option<DbTs>,
+}
+
+#[derive(Serialize)]
+struct Typed<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    ty: &'a str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+/// Writes a history as JSON Lines. Each record is one `write_all` of one
+/// whole line, so the file never holds half a line after a crash of the
+/// writing process.
+pub struct JsonlWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+    txns: u64,
+}
+
+impl JsonlWriter<File> {
+    /// Creates (truncates) a history file.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        Ok(JsonlWriter::new(File::create(path)?))
+    }
+
+    /// Flushes to stable storage (fsync), at the end of a run.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.out.sync_all()
+    }
+}
+
+impl<W: Write> JsonlWriter<W> {
+    /// A writer over any output.
+    pub fn new(out: W) -> Self {
+        JsonlWriter {
+            out,
+            line: Vec::with_capacity(256),
+            txns: 0,
+        }
+    }
+
+    fn emit<T: Serialize>(&mut self, v: &T) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, v).map_err(io::Error::other)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Writes the header line.
+    pub fn write_header(&mut self, h: &Header) -> io::Result<()> {
+        self.emit(&Typed {
+            ty: "header",
+            body: h,
+        })
+    }
+
+    /// Appends one transaction.
+    pub fn write_txn(&mut self, t: &Txn) -> io::Result<()> {
+        self.txns += 1;
+        self.emit(&TxnLine {
+            id: t.id,
+            session: t.session,
+            status: t.status,
+            start: t.start,
+            end: t.end,
+            kind: t.kind.as_deref(),
+            ops: &t.ops,
+            error: t.error.as_deref(),
+            dbts: t.dbts,
+        })
+    }
+
+    /// Appends a fault window.
+    pub fn write_fault(&mut self, f: &Fault) -> io::Result<()> {
+        self.emit(&Typed {
+            ty: "fault",
+            body: f,
+        })
+    }
+
+    /// Writes the end line, which marks the history complete.
+    pub fn write_end(&mut self, finished: Option<String>) -> io::Result<()> {
+        let e = End {
+            txns: self.txns,
+            finished,
+        };
+        self.emit(&Typed { ty: "end", body: &e })
+    }
+
+    /// Pushes buffered bytes to the OS.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The number of transactions written so far.
+    pub fn txns_written(&self) -> u64 {
+        self.txns
+    }
+
+    /// Gives back the output.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// Writes a whole history (header, transactions, faults, end if present).
+pub fn write_jsonl<W: Write>(h: &History, out: W) -> io::Result<W> {
+    let mut w = JsonlWriter::new(io::BufWriter::new(out));
+    if let Some(hd) = &h.header {
+        w.write_header(hd)?;
+    }
+    for t in &h.txns {
+        w.write_txn(t)?;
+    }
+    for f in &h.faults {
+        w.write_fault(f)?;
+    }
+    if let Some(e) = &h.end {
+        w.write_end(e.finished.clone())?;
+    }
+    w.flush()?;
+    w.into_inner().into_inner().map_err(|e| e.into_error())
+}
+
+/// Writes a whole history to a string.
+pub fn to_jsonl_string(h: &History) -> String {
+    let bytes = write_jsonl(h, Vec::new()).expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("JSON is UTF-8")
+}
+
+/// Reads all of `input` into a string; used by importers that need the whole
+/// text.
+pub fn read_all(mut input: impl Read, path: Option<&Path>) -> Result<String, ParseError> {
+    let mut s = String::new();
+    input
+        .read_to_string(&mut s)
+        .map_err(|e| ParseError::io(path, e))?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_op_kind() {
+        let mut t = Txn::new(
+            3,
+            1,
+            Status::Info,
+            vec![
+                Op::Read {
+                    key: Key::str("x1"),
+                    value: None,
+                },
+                Op::Read {
+                    key: Key::Int(2),
+                    value: Some(5),
+                },
+                Op::Write {
+                    key: Key::Int(2),
+                    value: 12884901889,
+                },
+                Op::Insert {
+                    key: Key::Int(3),
+                    value: 7,
+                },
+                Op::Delete {
+                    key: Key::Int(3),
+                    value: 8,
+                },
+                Op::RangeRead {
+                    lo: Key::Int(1),
+                    hi: Key::Int(4),
+                    rows: vec![(Key::Int(2), 12884901889)],
+                },
+                Op::Append {
+                    key: Key::str("l"),
+                    value: 1,
+                },
+                Op::ReadList {
+                    key: Key::str("l"),
+                    values: Some(vec![1, 2]),
+                },
+            ],
+        );
+        t.start = Some(10);
+        t.error = Some("connection reset".into());
+        t.dbts = Some(DbTs {
+            start: 4,
+            commit: Some(9),
+        });
+        let h = History {
+            header: Some(Header {
+                version: 1,
+                db: Some("sqlite".into()),
+                ..Header::default()
+            }),
+            txns: vec![t],
+            faults: vec![Fault {
+                kind: "partition".into(),
+                target: Some("db".into()),
+                start: 1,
+                end: Some(2),
+                applied: false,
+                detail: None,
+            }],
+            end: Some(End {
+                txns: 1,
+                finished: None,
+            }),
+        };
+        let s = to_jsonl_string(&h);
+        let back = read_jsonl_str(&s).unwrap();
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn parses_the_design_example() {
+        let s = r#"{"type":"header","version":1,"db":"postgres","level":"si","workload":"mini","seed":7,"clients":16,"started":"2026-11-25T21:00:00Z"}
+{"id":0,"session":3,"status":"ok","start":120334,"end":150001,"ops":[["r","x1",null],["w","x1",12884901889]]}
+{"id":1,"session":4,"status":"fail","start":130000,"end":170000,"ops":[["r","x1",null],["w","x1",17179869185]],"error":"40001: could not serialize access"}
+{"id":2,"session":5,"status":"info","start":140000,"end":null,"ops":[["w","x2",21474836481]],"error":"connection reset during COMMIT"}
+{"type":"fault","kind":"partition","target":"tidb-1","start":200000,"end":5200000}
+{"type":"end","txns":3,"finished":"2026-11-25T21:01:00Z"}
+"#;
+        let h = read_jsonl_str(s).unwrap();
+        assert_eq!(h.txns.len(), 3);
+        assert_eq!(h.txns[2].status, Status::Info);
+        assert_eq!(h.txns[2].end, None);
+        assert_eq!(h.faults.len(), 1);
+        assert_eq!(h.end.as_ref().unwrap().txns, 3);
+        assert_eq!(h.header.as_ref().unwrap().seed, Some(7));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}\n{\"id\":1,", 2, "EOF"),
+            ("{\"id\":0,\"session\":1,\"status\":\"maybe\",\"ops\":[]}", 1, "unknown variant"),
+            ("{\"id\":0,\"session\":1,\"ops\":[]}", 1, "status"),
+            ("\n\n{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[[\"x\",1,2]]}", 3, "unknown op"),
+            ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[[\"r\",1]]}", 1, "lacks its value"),
+            ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}\n{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}", 2, "used twice"),
+            ("{\"type\":\"header\",\"version\":9}", 1, "version 9"),
+            ("{\"type\":\"bogus\"}", 1, "unknown line type"),
+            ("[1,2,3]", 1, "invalid type"),
+            ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[],\"start\":5,\"end\":2}", 1, "before it starts"),
+        ];
+        for (text, line, needle) in cases {
+            let e = read_jsonl_str(text).unwrap_err();
+            assert_eq!(e.line, Some(line), "{text}: {e}");
+            assert!(e.to_string().contains(needle), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_file_cut_after_a_whole_line_parses_without_an_end() {
+        let s = "{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[[\"w\",1,1]]}\n";
+        let h = read_jsonl_str(s).unwrap();
+        assert!(h.end.is_none());
+        assert_eq!(h.txns.len(), 1);
+    }
+}

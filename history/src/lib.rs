@@ -1,0 +1,14 @@
+//! Transaction histories: the model, the native JSONL format, and (in
+//! [`formats`]) importers and exporters for the formats other tools write.
+//!
+//! A history is what clients observed: transactions, their micro-ops, their
+//! outcome and timing. Checkers take a [`History`]; collectors write one with
+//! [`JsonlWriter`] as they go.
+
+pub mod error;
+pub mod jsonl;
+pub mod model;
+
+pub use error::ParseError;
+pub use jsonl::{read_jsonl, read_jsonl_file, read_jsonl_str, to_jsonl_string, write_jsonl, JsonlReader, JsonlWriter, Record};
+pub use model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value};
