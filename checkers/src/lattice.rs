@@ -57,7 +57,11 @@ pub const FORBIDS: &[(AnomalyKind, Scope, &[Level])] = &[
     (AnomalyKind::GSingle, Scope::Session, &[StrongSessionSi]),
     (AnomalyKind::GSingle, Scope::RealTime, &[StrongSi]),
     (AnomalyKind::GNonadjacent, Scope::Item, &[Si]),
-    (AnomalyKind::GNonadjacent, Scope::Session, &[StrongSessionSi]),
+    (
+        AnomalyKind::GNonadjacent,
+        Scope::Session,
+        &[StrongSessionSi],
+    ),
     (AnomalyKind::GNonadjacent, Scope::RealTime, &[StrongSi]),
     (AnomalyKind::G2Item, Scope::Item, &[Ser]),
     (AnomalyKind::G2Item, Scope::Session, &[StrongSessionSer]),

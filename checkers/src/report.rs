@@ -178,8 +178,13 @@ impl Report {
         let mut s = String::new();
         s.push_str(&format!(
             "{}: {} ({} txns: {} ok, {} fail, {} info; method {})\n",
-            self.level, self.verdict, self.stats.txns, self.stats.ok, self.stats.fail,
-            self.stats.info, self.method
+            self.level,
+            self.verdict,
+            self.stats.txns,
+            self.stats.ok,
+            self.stats.fail,
+            self.stats.info,
+            self.method
         ));
         if !self.anomaly_counts.is_empty() {
             let parts: Vec<String> = self

@@ -27,7 +27,7 @@ pub const VERSION: u32 = 1;
 impl Serialize for Op {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Op::Read { key, value } => (("r", key, value)).serialize(s),
+            Op::Read { key, value } => ("r", key, value).serialize(s),
             Op::Write { key, value } => ("w", key, value).serialize(s),
             Op::Insert { key, value } => ("i", key, value).serialize(s),
             Op::Delete { key, value } => ("d", key, value).serialize(s),
@@ -98,7 +98,8 @@ impl<'de> Deserialize<'de> for Op {
                 let code: Cow<'de, str> = a
                     .next_element()?
                     .ok_or_else(|| de::Error::custom("empty op"))?;
-                let missing = |what: &str| de::Error::custom(format!("op {code:?} lacks its {what}"));
+                let missing =
+                    |what: &str| de::Error::custom(format!("op {code:?} lacks its {what}"));
                 let op = match code.as_ref() {
                     "r" => {
                         let key: Key = a.next_element()?.ok_or_else(|| missing("key"))?;
@@ -139,7 +140,9 @@ impl<'de> Deserialize<'de> for Op {
                     }
                 };
                 if a.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::custom(format!("op {code:?} has too many fields")));
+                    return Err(de::Error::custom(format!(
+                        "op {code:?} has too many fields"
+                    )));
                 }
                 Ok(op)
             }
@@ -504,7 +507,10 @@ impl<W: Write> JsonlWriter<W> {
             txns: self.txns,
             finished,
         };
-        self.emit(&Typed { ty: "end", body: &e })
+        self.emit(&Typed {
+            ty: "end",
+            body: &e,
+        })
     }
 
     /// Pushes buffered bytes to the OS.

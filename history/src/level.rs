@@ -143,7 +143,10 @@ mod tests {
     fn names_round_trip() {
         for l in Level::ALL {
             assert_eq!(l.name().parse::<Level>().unwrap(), l);
-            assert_eq!(serde_json::to_string(&l).unwrap(), format!("\"{}\"", l.name()));
+            assert_eq!(
+                serde_json::to_string(&l).unwrap(),
+                format!("\"{}\"", l.name())
+            );
         }
         assert!("bogus".parse::<Level>().is_err());
     }

@@ -11,6 +11,9 @@ pub mod level;
 pub mod model;
 
 pub use error::ParseError;
-pub use jsonl::{read_jsonl, read_jsonl_file, read_jsonl_str, to_jsonl_string, write_jsonl, JsonlReader, JsonlWriter, Record};
+pub use jsonl::{
+    read_jsonl, read_jsonl_file, read_jsonl_str, to_jsonl_string, write_jsonl, JsonlReader,
+    JsonlWriter, Record,
+};
 pub use level::{Level, UnknownLevel};
 pub use model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value};

@@ -163,7 +163,10 @@ pub enum Op {
     Append { key: Key, value: Value },
     /// Read the whole list at `key`; `None` when the read returned nothing
     /// useful (an aborted or unknown read in an imported history).
-    ReadList { key: Key, values: Option<Vec<Value>> },
+    ReadList {
+        key: Key,
+        values: Option<Vec<Value>>,
+    },
 }
 
 impl Op {

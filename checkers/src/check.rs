@@ -1,0 +1,228 @@
+//! The entry point: pick a method for the history and level, run it, and
+//! assemble the report.
+//!
+//! Every check starts with the non-cyclic anomalies (they need no version
+//! order). Then, for the levels from SI up, a history whose version order is
+//! known (mini-transactions) is decided by one cycle search on its unique
+//! dependency graph (SER family) or begin/commit graph (SI family).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use history::{History, Level};
+
+use crate::anomaly::Scope;
+use crate::cycles::{classify, find_cycles};
+use crate::depgraph::{DepGraph, Model, VersionOrder};
+use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
+use crate::index::Index;
+use crate::lattice::{forbidding, forbids, stronger_or_equal, weaker_or_equal};
+use crate::mini::{not_mini, version_order, Divergence};
+use crate::report::{Anomaly, HistoryStats, Report, Verdict};
+use crate::CheckOptions;
+
+/// What one method found at one level, before it becomes a report.
+struct Outcome {
+    verdict: Verdict,
+    method: &'static str,
+    anomalies: Vec<Anomaly>,
+    /// Levels shown failed by anomalies whose edges are all forced.
+    also_fails: Vec<Level>,
+    notes: Vec<String>,
+}
+
+/// Checks a history against a level.
+pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
+    let t0 = Instant::now();
+    let ix = Index::new(h);
+    let stats = stats(&ix);
+    let out = decide(&ix, level, opts, true);
+    let mut notes = out.notes;
+    if h.end.is_none() && h.header.is_some() {
+        notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
+    }
+    let mut fails: Vec<Level> = Vec::new();
+    let mut satisfies: Vec<Level> = Vec::new();
+    match out.verdict {
+        Verdict::Ok => satisfies = weaker_or_equal(level),
+        Verdict::Anomalous => {
+            fails = stronger_or_equal(level);
+            fails.extend(out.also_fails.iter().copied());
+            // Which weaker levels still hold? Ask the same method.
+            for w in weaker_or_equal(level) {
+                if w == level || fails.contains(&w) || satisfies.contains(&w) {
+                    continue;
+                }
+                let o = decide(&ix, w, opts, false);
+                match o.verdict {
+                    Verdict::Ok => satisfies.extend(weaker_or_equal(w)),
+                    Verdict::Anomalous => fails.extend(stronger_or_equal(w)),
+                    Verdict::Unknown => {}
+                }
+            }
+        }
+        Verdict::Unknown => {}
+    }
+    fails.sort();
+    fails.dedup();
+    satisfies.sort();
+    satisfies.dedup();
+    satisfies.retain(|l| !fails.contains(l));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &out.anomalies {
+        *counts.entry(a.title()).or_default() += 1;
+    }
+    // Keep at most `max_examples` counterexamples of each kind.
+    let mut shown: BTreeMap<String, usize> = BTreeMap::new();
+    let anomalies = out
+        .anomalies
+        .into_iter()
+        .filter(|a| {
+            let n = shown.entry(a.title()).or_default();
+            *n += 1;
+            *n <= opts.max_examples
+        })
+        .collect();
+    Report {
+        level,
+        verdict: out.verdict,
+        notes,
+        method: out.method.to_string(),
+        anomalies,
+        anomaly_counts: counts,
+        fails,
+        satisfies,
+        stats,
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+    }
+}
+
+fn stats(ix: &Index) -> HistoryStats {
+    let (ok, fail, info) = ix.history.status_counts();
+    HistoryStats {
+        txns: ix.len(),
+        ok,
+        fail,
+        info,
+        info_committed: ix.info_committed,
+        sessions: ix.session_count(),
+        keys: ix.keys.len(),
+        ops: ix.ops,
+    }
+}
+
+/// Decides one level. With `explain` false, only the verdict matters.
+fn decide(ix: &Index, level: Level, _opts: &CheckOptions, explain: bool) -> Outcome {
+    let mut anomalies = Vec::new();
+    let mut also_fails = Vec::new();
+    for f in &ix.findings {
+        if forbids(level, f.kind, Scope::Item) {
+            if explain {
+                anomalies.push(finding_anomaly(ix, f));
+            }
+            for &m in forbidding(f.kind, Scope::Item) {
+                also_fails.extend(stronger_or_equal(m));
+            }
+        }
+    }
+    let strong = matches!(
+        level,
+        Level::Si
+            | Level::StrongSessionSi
+            | Level::StrongSi
+            | Level::Ser
+            | Level::StrongSessionSer
+            | Level::Sser
+    );
+    let mut notes = Vec::new();
+    let (verdict, method) = if !strong {
+        notes.push(format!(
+            "checking {} ({}) is not available yet",
+            level.name(),
+            level.title()
+        ));
+        (Verdict::Unknown, "none")
+    } else if ix.history.has_lists() {
+        notes.push("list-append histories are not supported yet".into());
+        (Verdict::Unknown, "none")
+    } else if let Some(why) = not_mini(ix) {
+        notes.push(format!(
+            "not a mini-transaction history ({why}); the general checker for such histories is not available yet"
+        ));
+        (Verdict::Unknown, "none")
+    } else {
+        let (vo, div) = version_order(ix);
+        known_order(
+            ix,
+            &vo,
+            &div,
+            level,
+            explain,
+            &mut anomalies,
+            &mut also_fails,
+        );
+        (Verdict::Ok, "mini-transaction")
+    };
+    let anomalous = !also_fails.is_empty() || !anomalies.is_empty();
+    Outcome {
+        verdict: if anomalous {
+            Verdict::Anomalous
+        } else {
+            verdict
+        },
+        method,
+        anomalies,
+        also_fails,
+        notes,
+    }
+}
+
+/// The linear check for a known version order: divergences first (lost
+/// updates), then one cycle search.
+fn known_order(
+    ix: &Index,
+    vo: &VersionOrder,
+    div: &[Divergence],
+    level: Level,
+    explain: bool,
+    anomalies: &mut Vec<Anomaly>,
+    also_fails: &mut Vec<Level>,
+) {
+    for d in div {
+        if explain {
+            anomalies.push(divergence_anomaly(ix, d.key, d.base, d.a, d.b));
+        }
+        also_fails.extend(stronger_or_equal(Level::Si));
+    }
+    let model = if matches!(level, Level::Ser | Level::StrongSessionSer | Level::Sser) {
+        Model::Ser
+    } else {
+        Model::Si
+    };
+    let dg = DepGraph::build(ix, vo, model, level.uses_sessions(), level.uses_real_time());
+    for c in find_cycles(&dg, level.uses_sessions(), level.uses_real_time()) {
+        let (kind, _) = classify(&c);
+        if !forbids(level, kind, c.scope) {
+            continue;
+        }
+        also_fails.extend(stronger_or_equal(level));
+        // The graph is the history's only one, so the cycle also fails every
+        // strong level that forbids its kind.
+        for &m in forbidding(kind, c.scope) {
+            if matches!(
+                m,
+                Level::Si
+                    | Level::StrongSessionSi
+                    | Level::StrongSi
+                    | Level::Ser
+                    | Level::StrongSessionSer
+                    | Level::Sser
+            ) {
+                also_fails.extend(stronger_or_equal(m));
+            }
+        }
+        if explain {
+            anomalies.push(cycle_anomaly(ix, &c));
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Dependency graphs, for a known version order.
+//!
+//! Given the version order of each key (who overwrote whom), the history's
+//! dependencies are fixed (Adya): write-read (wr) from each writer to its
+//! readers, write-write (ww) from each version to the next, read-write
+//! anti-dependencies (rw) from each reader of a version to the writer of the
+//! next one. The stronger levels add session order (so) and real-time order
+//! (rt). Then:
+//!
+//! * serializability holds iff the graph on transactions is acyclic;
+//! * snapshot isolation holds iff the *begin/commit graph* is acyclic: two
+//!   nodes per transaction, `B → C`; a wr, ww, so or rt edge `T → S` becomes
+//!   `C_T → B_S` (S's snapshot includes T), an rw edge `T → S` becomes
+//!   `B_T → C_S` (S commits after T's snapshot). A cycle there is exactly a
+//!   cycle with no two adjacent rw edges (see the BC-graph paper and Viper).
+//!
+//! Only immediate successors are linked: a reader's rw edge to the next
+//! version, chained by ww edges to later ones, implies the rest. Real-time
+//! order is compressed from O(n²) pairs to O(n) edges through a chain of
+//! auxiliary "time" nodes, after one sort by time.
+
+use rustc_hash::FxHashMap;
+
+use crate::graph::{Graph, GraphBuilder, PathEdge};
+use crate::index::{Index, INIT};
+
+/// The kind of a graph edge, including the two structural kinds that are
+/// not dependencies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dep {
+    Ww,
+    Wr,
+    Rw,
+    So,
+    /// Real time, into or out of the time chain.
+    Rt,
+    /// Between two time nodes.
+    RtChain,
+    /// A transaction's begin node to its commit node.
+    Internal,
+}
+
+/// How the history forces an edge, for explanations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// A read returned the source's value (wr), or a reader of a version
+    /// and the next writer (rw).
+    Observed,
+    /// The target read the source's version of the key and then wrote the
+    /// key itself (read-modify-write).
+    Rmw,
+    /// A list read shows the order of appends.
+    ListOrder,
+    /// The database's own commit timestamps order the writes.
+    DbTs,
+    /// A choice the solver had to make; every alternative is refuted too.
+    Chosen,
+    /// Session or real-time order.
+    Order,
+}
+
+/// One edge label: 12 bytes, so graphs of millions of edges stay small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub dep: Dep,
+    pub why: Why,
+    /// True when the dependency comes from a range (predicate) read.
+    pub predicate: bool,
+    /// The key (meaningless for so / rt).
+    pub key: u32,
+    /// For rw: the writer of the version the source read ([`INIT`] for the
+    /// initial version).
+    pub read_from: u32,
+}
+
+impl Label {
+    fn plain(dep: Dep, why: Why) -> Label {
+        Label {
+            dep,
+            why,
+            predicate: false,
+            key: u32::MAX,
+            read_from: INIT,
+        }
+    }
+}
+
+/// The known part of each key's version order: immediate successors.
+/// `next[(key, w)] = s` says the version after `w`'s (or after the initial
+/// version, `w = INIT`) is `s`'s.
+#[derive(Default, Clone)]
+pub struct VersionOrder {
+    next: FxHashMap<(u32, u32), (u32, Why)>,
+    /// Versions with two competing successors: no rw edge is drawn from
+    /// their readers, because which successor is immediate is unknown.
+    ambiguous: FxHashMap<(u32, u32), ()>,
+}
+
+impl VersionOrder {
+    /// An empty order.
+    pub fn new() -> VersionOrder {
+        VersionOrder::default()
+    }
+
+    /// Records that `after` installed the version right after `before`'s.
+    /// Returns the competing successor if one was already recorded.
+    pub fn link(&mut self, key: u32, before: u32, after: u32, why: Why) -> Option<u32> {
+        match self.next.get(&(key, before)) {
+            Some(&(other, _)) if other != after => {
+                self.ambiguous.insert((key, before), ());
+                Some(other)
+            }
+            Some(_) => None,
+            None => {
+                self.next.insert((key, before), (after, why));
+                None
+            }
+        }
+    }
+
+    /// The writer of the version after `before`'s, when known for sure.
+    pub fn next(&self, key: u32, before: u32) -> Option<(u32, Why)> {
+        if self.ambiguous.contains_key(&(key, before)) {
+            return None;
+        }
+        self.next.get(&(key, before)).copied()
+    }
+
+    /// Every recorded link (key, before, after, why), ambiguous ones included
+    /// (each is still a forced ww edge).
+    pub fn links(&self) -> impl Iterator<Item = (u32, u32, u32, Why)> + '_ {
+        self.next.iter().map(|(&(k, b), &(a, w))| (k, b, a, w))
+    }
+}
+
+/// Which graph to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// One node per transaction (serializability).
+    Ser,
+    /// Begin and commit nodes per transaction (snapshot isolation).
+    Si,
+}
+
+/// A transaction-level edge of a cycle, after the structural nodes are
+/// dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxnEdge {
+    pub from: u32,
+    pub to: u32,
+    pub label: Label,
+}
+
+/// A dependency graph ready for cycle search.
+pub struct DepGraph {
+    pub graph: Graph<Label>,
+    pub model: Model,
+    /// Number of transactions; nodes past the transaction nodes are time
+    /// nodes.
+    txns: usize,
+}
+
+impl DepGraph {
+    /// Builds the graph of the committed transactions of `ix` under the
+    /// version order `vo`, with session and real-time edges if asked.
+    pub fn build(
+        ix: &Index,
+        vo: &VersionOrder,
+        model: Model,
+        sessions: bool,
+        realtime: bool,
+    ) -> DepGraph {
+        let n = ix.len();
+        let txn_nodes = match model {
+            Model::Ser => n,
+            Model::Si => 2 * n,
+        };
+        let mut b = GraphBuilder::new(txn_nodes);
+        let mut e = Edges { b: &mut b, model };
+        if model == Model::Si {
+            for t in ix.committed_txns() {
+                e.b.edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
+            }
+        }
+        add_data_edges(ix, vo, &mut e);
+        if sessions {
+            for s in &ix.sessions {
+                for w in s.windows(2) {
+                    e.dep(w[0], w[1], Label::plain(Dep::So, Why::Order));
+                }
+            }
+        }
+        if realtime {
+            add_realtime(ix, &mut e);
+        }
+        DepGraph {
+            graph: b.build(),
+            model,
+            txns: n,
+        }
+    }
+
+    /// The transaction a node stands for, if it is not a time node.
+    pub fn txn_of(&self, node: u32) -> Option<u32> {
+        match self.model {
+            Model::Ser if (node as usize) < self.txns => Some(node),
+            Model::Si if (node as usize) < 2 * self.txns => Some(node / 2),
+            _ => None,
+        }
+    }
+
+    /// Maps a cycle of graph nodes to transaction-level edges: begin/commit
+    /// steps vanish and a path through the time chain becomes one rt edge.
+    pub fn to_txn_edges(&self, path: &[PathEdge<Label>]) -> Vec<TxnEdge> {
+        // Start at a transaction node, so no time-chain segment is cut.
+        let start = path
+            .iter()
+            .position(|p| self.txn_of(p.from).is_some())
+            .unwrap_or(0);
+        let mut out = Vec::new();
+        let mut rt_source: Option<u32> = None;
+        for i in 0..path.len() {
+            let p = path[(start + i) % path.len()];
+            match p.label.dep {
+                Dep::Internal | Dep::RtChain => {}
+                Dep::Rt => match (self.txn_of(p.from), self.txn_of(p.to)) {
+                    (Some(f), None) => rt_source = Some(f),
+                    (None, Some(t)) => {
+                        if let Some(f) = rt_source.take() {
+                            out.push(TxnEdge {
+                                from: f,
+                                to: t,
+                                label: p.label,
+                            });
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {
+                    if let (Some(f), Some(t)) = (self.txn_of(p.from), self.txn_of(p.to)) {
+                        out.push(TxnEdge {
+                            from: f,
+                            to: t,
+                            label: p.label,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Adds transaction-level edges in the chosen model.
+struct Edges<'a> {
+    b: &'a mut GraphBuilder<Label>,
+    model: Model,
+}
+
+impl Edges<'_> {
+    fn dep(&mut self, from: u32, to: u32, label: Label) {
+        if from == to {
+            return;
+        }
+        match self.model {
+            Model::Ser => self.b.edge(from, to, label),
+            Model::Si => {
+                if label.dep == Dep::Rw {
+                    self.b.edge(2 * from, 2 * to + 1, label)
+                } else {
+                    self.b.edge(2 * from + 1, 2 * to, label)
+                }
+            }
+        }
+    }
+
+    /// The node a transaction's edges leave from into the time chain.
+    fn finish_node(&self, t: u32) -> u32 {
+        match self.model {
+            Model::Ser => t,
+            Model::Si => 2 * t + 1,
+        }
+    }
+
+    /// The node a transaction's edges from the time chain enter.
+    fn start_node(&self, t: u32) -> u32 {
+        match self.model {
+            Model::Ser => t,
+            Model::Si => 2 * t,
+        }
+    }
+}
+
+/// wr, ww and rw edges of committed transactions.
+fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
+    for r in ix.committed_txns() {
+        for rd in ix.reads(r) {
+            if rd.writer != INIT && ix.committed[rd.writer as usize] {
+                e.dep(
+                    rd.writer,
+                    r,
+                    Label {
+                        dep: Dep::Wr,
+                        why: Why::Observed,
+                        predicate: rd.predicate,
+                        key: rd.key,
+                        read_from: rd.writer,
+                    },
+                );
+            }
+            if rd.writer != INIT && !ix.committed[rd.writer as usize] {
+                continue;
+            }
+            if let Some((nx, _)) = vo.next(rd.key, rd.writer) {
+                if nx != r && ix.committed[nx as usize] {
+                    e.dep(
+                        r,
+                        nx,
+                        Label {
+                            dep: Dep::Rw,
+                            why: Why::Observed,
+                            predicate: rd.predicate,
+                            key: rd.key,
+                            read_from: rd.writer,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    for (k, before, after, why) in vo.links() {
+        if before != INIT && ix.committed[before as usize] && ix.committed[after as usize] {
+            e.dep(
+                before,
+                after,
+                Label {
+                    dep: Dep::Ww,
+                    why,
+                    predicate: false,
+                    key: k,
+                    read_from: before,
+                },
+            );
+        }
+    }
+}
+
+/// Real-time edges `T → S` for every `T.end < S.start`, through a chain of
+/// time nodes: `T → A[rank of T.end]`, `A[i] → A[i+1]`, and
+/// `A[last end before S.start] → S`.
+fn add_realtime(ix: &Index, e: &mut Edges) {
+    let h = ix.history;
+    let mut ends: Vec<(u64, u32)> = ix
+        .committed_txns()
+        .filter_map(|t| h.txns[t as usize].end.map(|x| (x, t)))
+        .collect();
+    if ends.is_empty() {
+        return;
+    }
+    ends.sort_unstable();
+    let base = e.b.node_count() as u32;
+    for _ in 0..ends.len() {
+        e.b.add_node();
+    }
+    let label = Label::plain(Dep::Rt, Why::Order);
+    let chain = Label::plain(Dep::RtChain, Why::Order);
+    for (i, &(_, t)) in ends.iter().enumerate() {
+        let from = e.finish_node(t);
+        e.b.edge(from, base + i as u32, label);
+        if i + 1 < ends.len() {
+            e.b.edge(base + i as u32, base + i as u32 + 1, chain);
+        }
+    }
+    for s in ix.committed_txns() {
+        let Some(start) = h.txns[s as usize].start else {
+            continue;
+        };
+        let j = ends.partition_point(|&(end, _)| end < start);
+        if j > 0 {
+            let to = e.start_node(s);
+            e.b.edge(base + (j - 1) as u32, to, label);
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! Turning what the checker found into counterexamples a person can read:
+//! the transactions involved with their ops, and one sentence of evidence
+//! for each edge ("T40 read x7=5 written by T12 and then wrote x7=9").
+//! Also Graphviz output.
+
+use std::fmt::Write as _;
+
+use history::{Key, Op, Value};
+
+use crate::anomaly::{AnomalyKind, CommonName, Scope};
+use crate::cycles::{classify, Cycle};
+use crate::depgraph::{Dep, TxnEdge, Why};
+use crate::index::{Finding, Index, INIT};
+use crate::report::{Anomaly, EdgeKind, EdgeView, TxnView};
+
+/// How to show a transaction: its id in the history, `T<id>`.
+fn tn(ix: &Index, t: u32) -> String {
+    format!("T{}", ix.history.txns[t as usize].id)
+}
+
+/// A transaction with its ops.
+pub fn txn_view(ix: &Index, t: u32) -> TxnView {
+    let x = &ix.history.txns[t as usize];
+    TxnView {
+        id: x.id,
+        session: x.session,
+        status: x.status,
+        start: x.start,
+        end: x.end,
+        ops: x.ops.clone(),
+    }
+}
+
+fn key<'a>(ix: &'a Index, k: u32) -> &'a Key {
+    &ix.keys[k as usize]
+}
+
+/// The value `t` installed on key `k`.
+fn installed(ix: &Index, t: u32, k: u32) -> Option<Value> {
+    ix.writes(t).iter().find(|w| w.key == k).map(|w| w.value)
+}
+
+/// The value `t` read of key `k` from `writer`.
+fn read_value(ix: &Index, t: u32, k: u32, writer: u32) -> Option<Option<Value>> {
+    ix.reads(t)
+        .iter()
+        .find(|r| r.key == k && r.writer == writer)
+        .map(|r| r.value)
+}
+
+fn show(v: Option<Value>) -> String {
+    v.map_or_else(|| "absent".to_string(), |v| v.to_string())
+}
+
+/// One edge with its evidence.
+pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
+    let (from, to, l) = (e.from, e.to, e.label);
+    let h = ix.history;
+    let (kind, k, reason) = match l.dep {
+        Dep::Wr => {
+            let v = read_value(ix, to, l.key, from).flatten();
+            let how = if l.predicate {
+                "'s range read saw"
+            } else {
+                " read"
+            };
+            (
+                EdgeKind::Wr,
+                Some(l.key),
+                format!(
+                    "{}{how} {}={}, written by {}",
+                    tn(ix, to),
+                    key(ix, l.key),
+                    show(v),
+                    tn(ix, from)
+                ),
+            )
+        }
+        Dep::Ww => {
+            let kk = key(ix, l.key);
+            let (a, b) = (
+                show(installed(ix, from, l.key)),
+                show(installed(ix, to, l.key)),
+            );
+            let reason = match l.why {
+                Why::Rmw => format!(
+                    "{} read {kk}={a} written by {} and then wrote {kk}={b}",
+                    tn(ix, to),
+                    tn(ix, from)
+                ),
+                Why::ListOrder => format!(
+                    "a read of list {kk} shows {}'s append ({a}) before {}'s ({b})",
+                    tn(ix, from),
+                    tn(ix, to)
+                ),
+                Why::DbTs => format!(
+                    "both wrote {kk}, and the database committed {} before {}",
+                    tn(ix, from),
+                    tn(ix, to)
+                ),
+                _ => format!(
+                    "both wrote {kk}; this version order ({a} before {b}) is the one left once the others are refuted",
+                ),
+            };
+            (EdgeKind::Ww, Some(l.key), reason)
+        }
+        Dep::Rw => {
+            let kk = key(ix, l.key);
+            let v = read_value(ix, from, l.key, l.read_from).flatten();
+            let nv = show(installed(ix, to, l.key));
+            let how = if l.predicate {
+                "'s range read saw"
+            } else {
+                " read"
+            };
+            let reason = if l.read_from == INIT {
+                format!(
+                    "{}{how} {kk} as absent, and {} wrote the first version of {kk} ({nv})",
+                    tn(ix, from),
+                    tn(ix, to)
+                )
+            } else {
+                format!(
+                    "{}{how} {kk}={} (written by {}), and {} wrote the next version of {kk} ({nv})",
+                    tn(ix, from),
+                    show(v),
+                    tn(ix, l.read_from),
+                    tn(ix, to)
+                )
+            };
+            (EdgeKind::Rw, Some(l.key), reason)
+        }
+        Dep::So => (
+            EdgeKind::So,
+            None,
+            format!(
+                "{} comes before {} in session {}",
+                tn(ix, from),
+                tn(ix, to),
+                h.txns[from as usize].session
+            ),
+        ),
+        Dep::Rt | Dep::RtChain | Dep::Internal => {
+            let end = h.txns[from as usize].end.unwrap_or(0);
+            let start = h.txns[to as usize].start.unwrap_or(0);
+            (
+                EdgeKind::Rt,
+                None,
+                format!(
+                    "{} ended (t={end}ns) before {} started (t={start}ns)",
+                    tn(ix, from),
+                    tn(ix, to)
+                ),
+            )
+        }
+    };
+    EdgeView {
+        from: h.txns[from as usize].id,
+        to: h.txns[to as usize].id,
+        kind,
+        key: k.map(|k| key(ix, k).clone()),
+        reason,
+    }
+}
+
+/// A cycle as an anomaly.
+pub fn cycle_anomaly(ix: &Index, c: &Cycle) -> Anomaly {
+    let (kind, common) = classify(c);
+    let mut order: Vec<u32> = Vec::new();
+    for e in &c.edges {
+        if !order.contains(&e.from) {
+            order.push(e.from);
+        }
+    }
+    let what = match common {
+        Some(CommonName::LostUpdate) => "two transactions overwrote the same version".to_string(),
+        Some(CommonName::WriteSkew) => "each transaction read what the other overwrote".to_string(),
+        Some(CommonName::LongFork) => {
+            "two readers saw two independent writes in opposite orders".to_string()
+        }
+        Some(CommonName::FracturedRead) => {
+            "a transaction saw some of another's writes but not all".to_string()
+        }
+        Some(CommonName::CausalityViolation) => {
+            "a transaction saw an effect but missed its cause".to_string()
+        }
+        Some(CommonName::SessionGuaranteeViolation) => {
+            "a session missed the effect of its own earlier transaction".to_string()
+        }
+        Some(CommonName::StaleRead) => {
+            "a transaction missed a write that finished before it started".to_string()
+        }
+        _ => format!("a dependency cycle ({})", kind.name()),
+    };
+    let cyc: Vec<String> = c
+        .edges
+        .iter()
+        .map(|e| {
+            let l = match e.label.dep {
+                Dep::Ww => "ww",
+                Dep::Wr => "wr",
+                Dep::Rw => "rw",
+                Dep::So => "so",
+                _ => "rt",
+            };
+            format!("{} -{l}->", tn(ix, e.from))
+        })
+        .collect();
+    let summary = format!(
+        "{what}: {} {}",
+        cyc.join(" "),
+        c.edges.first().map(|e| tn(ix, e.from)).unwrap_or_default()
+    );
+    Anomaly {
+        kind,
+        scope: c.scope,
+        common,
+        summary,
+        txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
+        edges: c.edges.iter().map(|e| edge_view(ix, e)).collect(),
+    }
+}
+
+/// A non-cyclic anomaly as a counterexample.
+pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
+    let t = f.txn;
+    let op = &ix.history.txns[t as usize].ops[f.op as usize];
+    let kk = key(ix, f.key);
+    let read = op_value_of(op, kk);
+    let summary = match f.kind {
+        AnomalyKind::ThinAirRead => format!(
+            "{} read {kk}={} which no transaction wrote",
+            tn(ix, t),
+            show(read)
+        ),
+        AnomalyKind::AbortedRead => format!(
+            "{} read {kk}={} written by {}, which aborted",
+            tn(ix, t),
+            show(read),
+            tn(ix, f.other.unwrap_or(t))
+        ),
+        AnomalyKind::IntermediateRead => format!(
+            "{} read {kk}={} written by {}, which later overwrote it in the same transaction",
+            tn(ix, t),
+            show(read),
+            tn(ix, f.other.unwrap_or(t))
+        ),
+        AnomalyKind::FutureRead => format!(
+            "{} read {kk}={}, a value it only writes later",
+            tn(ix, t),
+            show(read)
+        ),
+        AnomalyKind::NotMyOwnWrite => format!(
+            "{} wrote {kk} and then read {kk}={}, not its own write",
+            tn(ix, t),
+            show(read)
+        ),
+        AnomalyKind::NotMyLastWrite => format!(
+            "{} read {kk}={}, its own earlier write, not its last",
+            tn(ix, t),
+            show(read)
+        ),
+        AnomalyKind::NonRepeatableRead => format!(
+            "{} read {kk} twice and got different values (the second was {})",
+            tn(ix, t),
+            show(read)
+        ),
+        AnomalyKind::DuplicateWrite => format!(
+            "{} and {} both wrote {kk}={}: written values must be unique per key",
+            tn(ix, f.other.unwrap_or(t)),
+            tn(ix, t),
+            show(op.written().map(|(_, v)| v))
+        ),
+        other => format!("{} shows {}", tn(ix, t), other.name()),
+    };
+    let mut txns = vec![txn_view(ix, t)];
+    if let Some(o) = f.other {
+        if o != t {
+            txns.insert(0, txn_view(ix, o));
+        }
+    }
+    Anomaly {
+        kind: f.kind,
+        scope: Scope::Item,
+        common: None,
+        summary,
+        txns,
+        edges: vec![],
+    }
+}
+
+/// The value an op shows for key `k` (a read's result, a write's value).
+fn op_value_of(op: &Op, k: &Key) -> Option<Value> {
+    match op {
+        Op::Read { value, .. } => *value,
+        Op::ReadList { values, .. } => values.as_ref().and_then(|v| v.last().copied()),
+        Op::RangeRead { rows, .. } => rows.iter().find(|(rk, _)| rk == k).map(|(_, v)| *v),
+        other => other.written().map(|(_, v)| v),
+    }
+}
+
+/// Two committed transactions read the same version of a key and both
+/// overwrote it: whichever is ordered first, the other's read is stale.
+pub fn divergence_anomaly(ix: &Index, k: u32, base: u32, a: u32, b: u32) -> Anomaly {
+    let kk = key(ix, k);
+    let v = if base == INIT {
+        "absent".to_string()
+    } else {
+        show(installed(ix, base, k))
+    };
+    let mut txns = Vec::new();
+    let mut edges = Vec::new();
+    if base != INIT {
+        txns.push(txn_view(ix, base));
+        for t in [a, b] {
+            edges.push(EdgeView {
+                from: ix.history.txns[base as usize].id,
+                to: ix.history.txns[t as usize].id,
+                kind: EdgeKind::Ww,
+                key: Some(kk.clone()),
+                reason: format!(
+                    "{} read {kk}={v} written by {} and then wrote {kk}={}",
+                    tn(ix, t),
+                    tn(ix, base),
+                    show(installed(ix, t, k))
+                ),
+            });
+        }
+    }
+    txns.push(txn_view(ix, a));
+    txns.push(txn_view(ix, b));
+    edges.push(EdgeView {
+        from: ix.history.txns[b as usize].id,
+        to: ix.history.txns[a as usize].id,
+        kind: EdgeKind::Rw,
+        key: Some(kk.clone()),
+        reason: format!(
+            "if {a_} installed the version right after {kk}={v}, then {b_} read {kk}={v}, which {a_} overwrote (and symmetrically the other way)",
+            a_ = tn(ix, a),
+            b_ = tn(ix, b)
+        ),
+    });
+    edges.push(EdgeView {
+        from: ix.history.txns[a as usize].id,
+        to: ix.history.txns[b as usize].id,
+        kind: EdgeKind::Ww,
+        key: Some(kk.clone()),
+        reason: format!(
+            "{b_} then overwrote {a_}'s version of {kk} without having read it",
+            a_ = tn(ix, a),
+            b_ = tn(ix, b)
+        ),
+    });
+    Anomaly {
+        kind: AnomalyKind::GSingle,
+        scope: Scope::Item,
+        common: Some(CommonName::LostUpdate),
+        summary: format!(
+            "{} and {} both read {kk}={v} and both wrote {kk}: one update is lost",
+            tn(ix, a),
+            tn(ix, b)
+        ),
+        txns,
+        edges,
+    }
+}
+
+/// Graphviz DOT of one counterexample. Labels are escaped.
+pub fn to_dot(a: &Anomaly) -> String {
+    fn esc(s: &str) -> String {
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    }
+    let mut s = String::new();
+    let _ = writeln!(s, "digraph anomaly {{");
+    let _ = writeln!(
+        s,
+        "  label=\"{}\";",
+        esc(&format!("{}: {}", a.title(), a.summary))
+    );
+    let _ = writeln!(s, "  labelloc=t; node [shape=box, fontname=\"monospace\"];");
+    for t in &a.txns {
+        let ops: Vec<String> = t.ops.iter().map(|o| o.to_string()).collect();
+        let _ = writeln!(
+            s,
+            "  T{} [label=\"{}\"];",
+            t.id,
+            esc(&format!(
+                "T{} (session {}, {})\n{}",
+                t.id,
+                t.session,
+                t.status.as_str(),
+                ops.join(" ")
+            ))
+        );
+    }
+    for e in &a.edges {
+        let color = match e.kind {
+            EdgeKind::Rw => "red",
+            EdgeKind::Ww => "blue",
+            EdgeKind::Wr => "darkgreen",
+            EdgeKind::So => "gray40",
+            EdgeKind::Rt => "orange",
+        };
+        let k = e.key.as_ref().map(|k| format!(" {k}")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  T{} -> T{} [label=\"{}\", color={color}, tooltip=\"{}\"];",
+            e.from,
+            e.to,
+            esc(&format!("{}{k}", e.kind.name())),
+            esc(&e.reason)
+        );
+    }
+    s.push_str("}\n");
+    s
+}

@@ -1,0 +1,597 @@
+//! The checker's compact view of a history: dense ids, who wrote each value,
+//! what each transaction read from whom, and which transactions committed.
+//!
+//! Unique written values are what make black-box checking possible: a read
+//! of `x = v` names exactly one writer. Building the index resolves every
+//! read to its writer once, and records the *non-cyclic* anomalies found on
+//! the way (a value nobody wrote, a read of an aborted or intermediate
+//! write, a transaction that does not see its own writes), which need no
+//! version order.
+//!
+//! What counts as committed: `ok` transactions, and `info` transactions
+//! whose writes a committed transaction observed (they must have committed).
+//! An unobserved `info` transaction is treated as aborted, which can only
+//! remove constraints, never add an anomaly. Only committed transactions'
+//! reads are evidence: an aborted transaction's reads constrain nothing.
+
+use rustc_hash::FxHashMap;
+
+use history::{History, Key, Op, Status, Value};
+
+use crate::anomaly::AnomalyKind;
+
+/// The writer id of the initial version (every key starts absent).
+pub const INIT: u32 = u32::MAX;
+
+/// Where a value was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteLoc {
+    pub txn: u32,
+    pub op: u32,
+    /// False when the same transaction wrote the key again later: the value
+    /// was never installed, and reading it is an intermediate read (G1b).
+    pub last: bool,
+}
+
+/// One external read: a read of a version installed by another transaction
+/// (or the initial version).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Read {
+    pub key: u32,
+    /// The writer of the version read, or [`INIT`].
+    pub writer: u32,
+    /// The op (index in the transaction) that read it.
+    pub op: u32,
+    /// The value read (`None`: absent).
+    pub value: Option<Value>,
+    /// True when the read came from a range (predicate) read.
+    pub predicate: bool,
+}
+
+/// One installed write: the last write of a key by a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub key: u32,
+    pub value: Value,
+    pub op: u32,
+}
+
+/// A non-cyclic anomaly, located in the history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: AnomalyKind,
+    /// The transaction that shows it (the reader).
+    pub txn: u32,
+    /// The op in that transaction.
+    pub op: u32,
+    /// The other transaction involved (the writer), if any.
+    pub other: Option<u32>,
+    pub key: u32,
+}
+
+/// The compact index of a history. Transaction `i` is `history.txns[i]`.
+pub struct Index<'h> {
+    pub history: &'h History,
+    /// Interned keys: `keys[id]`.
+    pub keys: Vec<Key>,
+    key_ids: FxHashMap<Key, u32>,
+    /// Who wrote each (key, value).
+    pub writer: FxHashMap<(u32, Value), WriteLoc>,
+    /// Whether each transaction counts as committed.
+    pub committed: Vec<bool>,
+    reads: Vec<Read>,
+    read_start: Vec<u32>,
+    writes: Vec<Write>,
+    write_start: Vec<u32>,
+    /// Non-cyclic anomalies in committed transactions.
+    pub findings: Vec<Finding>,
+    /// Committed transactions of each session, in session order.
+    pub sessions: Vec<Vec<u32>>,
+    /// Number of `info` transactions found to have committed.
+    pub info_committed: usize,
+    /// Total number of ops.
+    pub ops: usize,
+}
+
+impl<'h> Index<'h> {
+    /// Builds the index in two linear passes over the history.
+    pub fn new(history: &'h History) -> Index<'h> {
+        let n = history.txns.len();
+        let mut ix = Index {
+            history,
+            keys: Vec::new(),
+            key_ids: FxHashMap::default(),
+            writer: FxHashMap::default(),
+            committed: vec![false; n],
+            reads: Vec::new(),
+            read_start: Vec::with_capacity(n + 1),
+            writes: Vec::new(),
+            write_start: Vec::with_capacity(n + 1),
+            findings: Vec::new(),
+            sessions: Vec::new(),
+            info_committed: 0,
+            ops: 0,
+        };
+        let mut dup: Vec<Finding> = Vec::new();
+        ix.index_writes(&mut dup);
+        let mut raw: Vec<Finding> = Vec::new();
+        ix.index_reads(&mut raw);
+        ix.resolve_committed();
+        // Keep only what committed transactions show.
+        ix.findings = dup
+            .into_iter()
+            .chain(raw)
+            .filter(|f| ix.committed[f.txn as usize] || f.kind == AnomalyKind::DuplicateWrite)
+            .collect();
+        ix.index_sessions();
+        ix
+    }
+
+    /// The number of transactions.
+    pub fn len(&self) -> usize {
+        self.committed.len()
+    }
+
+    /// True for an empty history.
+    pub fn is_empty(&self) -> bool {
+        self.committed.is_empty()
+    }
+
+    /// The dense id of a key, if it occurs in the history.
+    pub fn key_id(&self, k: &Key) -> Option<u32> {
+        self.key_ids.get(k).copied()
+    }
+
+    fn intern(&mut self, k: &Key) -> u32 {
+        if let Some(&id) = self.key_ids.get(k) {
+            return id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(k.clone());
+        self.key_ids.insert(k.clone(), id);
+        id
+    }
+
+    /// The external reads of transaction `t`.
+    pub fn reads(&self, t: u32) -> &[Read] {
+        let t = t as usize;
+        &self.reads[self.read_start[t] as usize..self.read_start[t + 1] as usize]
+    }
+
+    /// The installed writes of transaction `t` (one per key).
+    pub fn writes(&self, t: u32) -> &[Write] {
+        let t = t as usize;
+        &self.writes[self.write_start[t] as usize..self.write_start[t + 1] as usize]
+    }
+
+    /// Iterates over committed transaction ids.
+    pub fn committed_txns(&self) -> impl Iterator<Item = u32> + '_ {
+        self.committed
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c)
+            .map(|(i, _)| i as u32)
+    }
+
+    /// Pass 1: intern keys, record every write's location and each
+    /// transaction's installed writes.
+    fn index_writes(&mut self, dup: &mut Vec<Finding>) {
+        let h = self.history;
+        // Per-transaction scratch: key -> position in `self.writes`.
+        let mut last_in_txn: FxHashMap<u32, usize> = FxHashMap::default();
+        for (t, txn) in h.txns.iter().enumerate() {
+            self.write_start.push(self.writes.len() as u32);
+            last_in_txn.clear();
+            self.ops += txn.ops.len();
+            for (o, op) in txn.ops.iter().enumerate() {
+                let Some((k, v)) = op.written() else { continue };
+                let k = self.intern(k);
+                let loc = WriteLoc {
+                    txn: t as u32,
+                    op: o as u32,
+                    last: true,
+                };
+                if let Some(prev) = self.writer.insert((k, v), loc) {
+                    // Keep the first writer; report the clash.
+                    self.writer.insert((k, v), prev);
+                    dup.push(Finding {
+                        kind: AnomalyKind::DuplicateWrite,
+                        txn: t as u32,
+                        op: o as u32,
+                        other: Some(prev.txn),
+                        key: k,
+                    });
+                    continue;
+                }
+                match last_in_txn.get(&k) {
+                    Some(&pos) => {
+                        let old = self.writes[pos];
+                        if let Some(l) = self.writer.get_mut(&(k, old.value)) {
+                            if l.txn == t as u32 {
+                                l.last = false;
+                            }
+                        }
+                        self.writes[pos] = Write {
+                            key: k,
+                            value: v,
+                            op: o as u32,
+                        };
+                    }
+                    None => {
+                        last_in_txn.insert(k, self.writes.len());
+                        self.writes.push(Write {
+                            key: k,
+                            value: v,
+                            op: o as u32,
+                        });
+                    }
+                }
+            }
+        }
+        self.write_start.push(self.writes.len() as u32);
+    }
+
+    /// Pass 2: resolve every read of every transaction to its writer, and
+    /// find the non-cyclic anomalies.
+    fn index_reads(&mut self, out: &mut Vec<Finding>) {
+        let h = self.history;
+        // Written keys in key order, for range reads.
+        let mut written_keys: Vec<u32> = {
+            let mut seen = vec![false; self.keys.len()];
+            for w in &self.writes {
+                seen[w.key as usize] = true;
+            }
+            (0..self.keys.len() as u32)
+                .filter(|&k| seen[k as usize])
+                .collect()
+        };
+        written_keys.sort_by(|a, b| self.keys[*a as usize].cmp(&self.keys[*b as usize]));
+
+        // Per-transaction scratch, keyed by key id.
+        let mut own: FxHashMap<u32, (Value, u32)> = FxHashMap::default(); // last own write, op
+        let mut first_read: FxHashMap<u32, Option<Value>> = FxHashMap::default();
+        let mut nonrep_reported: Vec<u32> = Vec::new();
+        for (t, txn) in h.txns.iter().enumerate() {
+            self.read_start.push(self.reads.len() as u32);
+            own.clear();
+            first_read.clear();
+            nonrep_reported.clear();
+            let t32 = t as u32;
+            for (o, op) in txn.ops.iter().enumerate() {
+                let o32 = o as u32;
+                match op {
+                    Op::Read { key, value } => {
+                        let k = self.intern(key);
+                        self.observe(
+                            t32,
+                            o32,
+                            k,
+                            *value,
+                            false,
+                            &own,
+                            &mut first_read,
+                            &mut nonrep_reported,
+                            out,
+                        );
+                    }
+                    Op::ReadList { key, values } => {
+                        // A list read reads the version installed by the
+                        // writer of its last element (Plume, Elle).
+                        let Some(vs) = values else { continue };
+                        let k = self.intern(key);
+                        self.observe(
+                            t32,
+                            o32,
+                            k,
+                            vs.last().copied(),
+                            false,
+                            &own,
+                            &mut first_read,
+                            &mut nonrep_reported,
+                            out,
+                        );
+                    }
+                    Op::RangeRead { lo, hi, rows } => {
+                        let mut listed: FxHashMap<u32, Value> = FxHashMap::default();
+                        for (k, v) in rows {
+                            let k = self.intern(k);
+                            listed.insert(k, *v);
+                            self.observe(
+                                t32,
+                                o32,
+                                k,
+                                Some(*v),
+                                true,
+                                &own,
+                                &mut first_read,
+                                &mut nonrep_reported,
+                                out,
+                            );
+                        }
+                        // Keys in range that were written somewhere but are
+                        // not listed were read as absent.
+                        let from = written_keys.partition_point(|&k| self.keys[k as usize] < *lo);
+                        let mut i = from;
+                        while i < written_keys.len() && self.keys[written_keys[i] as usize] <= *hi {
+                            let k = written_keys[i];
+                            if !listed.contains_key(&k) {
+                                self.observe(
+                                    t32,
+                                    o32,
+                                    k,
+                                    None,
+                                    true,
+                                    &own,
+                                    &mut first_read,
+                                    &mut nonrep_reported,
+                                    out,
+                                );
+                            }
+                            i += 1;
+                        }
+                    }
+                    _ => {
+                        if let Some((k, v)) = op.written() {
+                            let k = self.key_ids[k];
+                            own.insert(k, (v, o32));
+                        }
+                    }
+                }
+            }
+        }
+        self.read_start.push(self.reads.len() as u32);
+    }
+
+    /// Records one read of `k` by transaction `t` at op `o`.
+    #[allow(clippy::too_many_arguments)]
+    fn observe(
+        &mut self,
+        t: u32,
+        o: u32,
+        k: u32,
+        value: Option<Value>,
+        predicate: bool,
+        own: &FxHashMap<u32, (Value, u32)>,
+        first_read: &mut FxHashMap<u32, Option<Value>>,
+        nonrep_reported: &mut Vec<u32>,
+        out: &mut Vec<Finding>,
+    ) {
+        let finding = |kind, other| Finding {
+            kind,
+            txn: t,
+            op: o,
+            other,
+            key: k,
+        };
+        if let Some(&(last, _)) = own.get(&k) {
+            // An internal read: must see the transaction's own last write.
+            if value == Some(last) {
+                return;
+            }
+            let earlier_own = value
+                .and_then(|v| self.writer.get(&(k, v)))
+                .is_some_and(|l| l.txn == t);
+            let kind = if earlier_own {
+                AnomalyKind::NotMyLastWrite
+            } else {
+                AnomalyKind::NotMyOwnWrite
+            };
+            out.push(finding(kind, None));
+            return;
+        }
+        match first_read.get(&k) {
+            Some(&first) if first == value => return, // a repeat; nothing new
+            Some(_) => {
+                if !nonrep_reported.contains(&k) {
+                    nonrep_reported.push(k);
+                    out.push(finding(AnomalyKind::NonRepeatableRead, None));
+                }
+                // Both reads are real; keep this one as evidence too.
+            }
+            None => {
+                first_read.insert(k, value);
+            }
+        }
+        let Some(v) = value else {
+            self.reads.push(Read {
+                key: k,
+                writer: INIT,
+                op: o,
+                value: None,
+                predicate,
+            });
+            return;
+        };
+        let Some(&loc) = self.writer.get(&(k, v)) else {
+            out.push(finding(AnomalyKind::ThinAirRead, None));
+            return;
+        };
+        if loc.txn == t {
+            out.push(finding(AnomalyKind::FutureRead, None));
+            return;
+        }
+        if self.history.txns[loc.txn as usize].status == Status::Fail {
+            out.push(finding(AnomalyKind::AbortedRead, Some(loc.txn)));
+            return;
+        }
+        if !loc.last {
+            out.push(finding(AnomalyKind::IntermediateRead, Some(loc.txn)));
+            return;
+        }
+        self.reads.push(Read {
+            key: k,
+            writer: loc.txn,
+            op: o,
+            value: Some(v),
+            predicate,
+        });
+    }
+
+    /// Committed = ok, plus every info transaction a committed transaction
+    /// read from (to a fixpoint: an observed info transaction's reads count).
+    fn resolve_committed(&mut self) {
+        let h = self.history;
+        let mut stack: Vec<u32> = Vec::new();
+        for (t, txn) in h.txns.iter().enumerate() {
+            if txn.status == Status::Ok {
+                self.committed[t] = true;
+                stack.push(t as u32);
+            }
+        }
+        while let Some(t) = stack.pop() {
+            for i in self.read_start[t as usize]..self.read_start[t as usize + 1] {
+                let w = self.reads[i as usize].writer;
+                if w != INIT
+                    && !self.committed[w as usize]
+                    && h.txns[w as usize].status == Status::Info
+                {
+                    self.committed[w as usize] = true;
+                    self.info_committed += 1;
+                    stack.push(w);
+                }
+            }
+        }
+    }
+
+    fn index_sessions(&mut self) {
+        let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
+        for (t, txn) in self.history.txns.iter().enumerate() {
+            let s = *ids.entry(txn.session).or_insert_with(|| {
+                self.sessions.push(Vec::new());
+                self.sessions.len() - 1
+            });
+            if self.committed[t] {
+                self.sessions[s].push(t as u32);
+            }
+        }
+    }
+
+    /// Number of distinct sessions.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::Txn;
+
+    fn r(k: i64, v: Option<i64>) -> Op {
+        Op::Read {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+    fn w(k: i64, v: i64) -> Op {
+        Op::Write {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    fn kinds(h: &History) -> Vec<AnomalyKind> {
+        Index::new(h).findings.iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn resolves_reads_to_writers() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 10), w(2, 20)]),
+            Txn::new(1, 1, Status::Ok, vec![r(1, Some(10)), r(2, None), w(2, 21)]),
+        ]);
+        let ix = Index::new(&h);
+        assert!(ix.findings.is_empty());
+        let reads = ix.reads(1);
+        assert_eq!(reads.len(), 2);
+        assert_eq!(reads[0].writer, 0);
+        assert_eq!(reads[1].writer, INIT);
+        assert_eq!(ix.writes(1).len(), 1);
+    }
+
+    #[test]
+    fn finds_each_non_cyclic_anomaly() {
+        use AnomalyKind::*;
+        let thin = History::from_txns(vec![Txn::new(0, 0, Status::Ok, vec![r(1, Some(5))])]);
+        assert_eq!(kinds(&thin), vec![ThinAirRead]);
+        let aborted = History::from_txns(vec![
+            Txn::new(0, 0, Status::Fail, vec![w(1, 5)]),
+            Txn::new(1, 1, Status::Ok, vec![r(1, Some(5))]),
+        ]);
+        assert_eq!(kinds(&aborted), vec![AbortedRead]);
+        let inter = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 5), w(1, 6)]),
+            Txn::new(1, 1, Status::Ok, vec![r(1, Some(5))]),
+        ]);
+        assert_eq!(kinds(&inter), vec![IntermediateRead]);
+        let future = History::from_txns(vec![Txn::new(
+            0,
+            0,
+            Status::Ok,
+            vec![r(1, Some(5)), w(1, 5)],
+        )]);
+        assert_eq!(kinds(&future), vec![FutureRead]);
+        let own = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 4)]),
+            Txn::new(1, 1, Status::Ok, vec![w(1, 5), r(1, Some(4))]),
+        ]);
+        assert_eq!(kinds(&own), vec![NotMyOwnWrite]);
+        let last = History::from_txns(vec![Txn::new(
+            0,
+            0,
+            Status::Ok,
+            vec![w(1, 4), w(1, 5), r(1, Some(4))],
+        )]);
+        assert_eq!(kinds(&last), vec![NotMyLastWrite]);
+        let nonrep = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 4)]),
+            Txn::new(1, 1, Status::Ok, vec![r(1, None), r(1, Some(4))]),
+        ]);
+        assert_eq!(kinds(&nonrep), vec![NonRepeatableRead]);
+        let dup = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 4)]),
+            Txn::new(1, 1, Status::Ok, vec![w(1, 4)]),
+        ]);
+        assert_eq!(kinds(&dup), vec![DuplicateWrite]);
+    }
+
+    #[test]
+    fn observed_info_transactions_commit_and_aborted_readers_do_not_count() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Info, vec![w(1, 5)]),
+            Txn::new(1, 1, Status::Info, vec![w(2, 6)]),
+            Txn::new(2, 2, Status::Ok, vec![r(1, Some(5))]),
+            Txn::new(3, 3, Status::Fail, vec![r(2, Some(6)), r(3, Some(99))]),
+        ]);
+        let ix = Index::new(&h);
+        assert_eq!(ix.committed, vec![true, false, true, false]);
+        assert_eq!(ix.info_committed, 1);
+        assert!(
+            ix.findings.is_empty(),
+            "a failed txn's thin-air read is not evidence"
+        );
+    }
+
+    #[test]
+    fn range_reads_read_unlisted_keys_as_absent() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![w(1, 10), w(3, 30), w(9, 90)]),
+            Txn::new(
+                1,
+                1,
+                Status::Ok,
+                vec![Op::RangeRead {
+                    lo: Key::Int(0),
+                    hi: Key::Int(5),
+                    rows: vec![(Key::Int(1), 10)],
+                }],
+            ),
+        ]);
+        let ix = Index::new(&h);
+        let reads = ix.reads(1);
+        assert_eq!(reads.len(), 2);
+        assert!(reads.iter().all(|r| r.predicate));
+        assert_eq!(reads[1].writer, INIT);
+        assert_eq!(ix.keys[reads[1].key as usize], Key::Int(3));
+    }
+}

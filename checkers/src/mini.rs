@@ -1,0 +1,96 @@
+//! Mini-transactions (MTC, Definition 8): one or two reads, at most two
+//! writes, and every write preceded by a read of the same key.
+//!
+//! Because every write reads the version it overwrites, the version order
+//! of each key is known: the writer that read version `v` installed the
+//! version right after `v` (anything else is already a lost update). So the
+//! dependency graph is unique, and SER, SI and SSER are decided in linear
+//! time (O(n log n) for SSER, for the sort by time). The one exception is
+//! the DIVERGENCE pattern: two transactions read the same version and both
+//! overwrite it. Whichever goes first, the other overwrote a version it
+//! never read: a lost update, which SI and SER both forbid.
+
+use history::Op;
+
+use crate::depgraph::{VersionOrder, Why};
+use crate::index::Index;
+
+/// One DIVERGENCE: `a` and `b` both read `base`'s version of `key` (or the
+/// initial version) and both wrote `key`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    pub key: u32,
+    pub base: u32,
+    pub a: u32,
+    pub b: u32,
+}
+
+/// Why the history is not made of mini-transactions, or `None` if it is.
+/// Only committed transactions matter: an aborted one constrains nothing.
+pub fn not_mini(ix: &Index) -> Option<String> {
+    for t in ix.committed_txns() {
+        let txn = &ix.history.txns[t as usize];
+        let (mut reads, mut writes) = (0, 0);
+        for (i, op) in txn.ops.iter().enumerate() {
+            match op {
+                Op::Read { .. } => reads += 1,
+                Op::Write { key, .. } => {
+                    writes += 1;
+                    let read_first = txn.ops[..i]
+                        .iter()
+                        .any(|o| matches!(o, Op::Read { key: k, .. } if k == key));
+                    if !read_first {
+                        return Some(format!(
+                            "transaction {} writes {key} without reading it first",
+                            txn.id
+                        ));
+                    }
+                }
+                other => {
+                    return Some(format!(
+                        "transaction {} has an op ({other}) that mini-transactions do not use",
+                        txn.id
+                    ))
+                }
+            }
+        }
+        if !txn.ops.is_empty() && !(1..=2).contains(&reads) {
+            return Some(format!(
+                "transaction {} has {reads} reads (1 or 2 allowed)",
+                txn.id
+            ));
+        }
+        if writes > 2 {
+            return Some(format!(
+                "transaction {} has {writes} writes (at most 2 allowed)",
+                txn.id
+            ));
+        }
+    }
+    None
+}
+
+/// The version order a mini-transaction history forces: each writer comes
+/// right after the version it read. Competing successors are returned as
+/// divergences.
+pub fn version_order(ix: &Index) -> (VersionOrder, Vec<Divergence>) {
+    let mut vo = VersionOrder::new();
+    let mut div = Vec::new();
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            // The read of the same key that precedes the write.
+            let Some(r) = ix.reads(t).iter().find(|r| r.key == w.key && r.op < w.op) else {
+                continue;
+            };
+            if let Some(other) = vo.link(w.key, r.writer, t, Why::Rmw) {
+                div.push(Divergence {
+                    key: w.key,
+                    base: r.writer,
+                    a: other,
+                    b: t,
+                });
+            }
+        }
+    }
+    (vo, div)
+}

@@ -1,0 +1,198 @@
+//! Random small histories, for comparing the checkers with the oracle.
+//!
+//! A history is made by simulating a loose execution: a random order of
+//! transactions, each reading from a slightly stale snapshot of it, so that
+//! many histories are valid at some level and many are not. A few reads are
+//! then made arbitrary (aborted, intermediate, future or thin-air values),
+//! and some transactions fail or end unknown.
+
+use history::{History, Key, Op, Status, Txn, Value};
+use rand::{Rng, RngExt};
+
+/// The shape of the random histories.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    /// Transactions: at least 1, at most this.
+    pub max_txns: usize,
+    pub sessions: usize,
+    pub keys: i64,
+    /// Ops per transaction: at least 1, at most this (ignored for `mini`).
+    pub max_ops: usize,
+    /// Probability a transaction fails.
+    pub p_fail: f64,
+    /// Probability a transaction ends `info`.
+    pub p_info: f64,
+    /// Probability a read is arbitrary rather than from a snapshot.
+    pub p_wild: f64,
+    /// How stale a snapshot may be, in transactions.
+    pub max_stale: usize,
+    /// Make mini-transactions (reads of each key before writing it).
+    pub mini: bool,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            max_txns: 5,
+            sessions: 3,
+            keys: 3,
+            max_ops: 4,
+            p_fail: 0.1,
+            p_info: 0.1,
+            p_wild: 0.1,
+            max_stale: 2,
+            mini: false,
+        }
+    }
+}
+
+enum Plan {
+    R(i64),
+    W(i64, Value),
+}
+
+/// One random history.
+pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
+    let n = rng.random_range(1..=cfg.max_txns);
+    let mut next_value: Value = 1;
+    // Plans, in the simulated order.
+    let mut plans: Vec<Vec<Plan>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut p = Vec::new();
+        if cfg.mini {
+            let nkeys = rng.random_range(1..=2usize.min(cfg.keys as usize));
+            let mut ks: Vec<i64> = Vec::new();
+            while ks.len() < nkeys {
+                let k = rng.random_range(0..cfg.keys);
+                if !ks.contains(&k) {
+                    ks.push(k);
+                }
+            }
+            let writes: Vec<bool> = ks.iter().map(|_| rng.random_bool(0.6)).collect();
+            let interleave = rng.random_bool(0.5);
+            if interleave {
+                for (k, w) in ks.iter().zip(&writes) {
+                    p.push(Plan::R(*k));
+                    if *w {
+                        p.push(Plan::W(*k, next_value));
+                        next_value += 1;
+                    }
+                }
+            } else {
+                for k in &ks {
+                    p.push(Plan::R(*k));
+                }
+                for (k, w) in ks.iter().zip(&writes) {
+                    if *w {
+                        p.push(Plan::W(*k, next_value));
+                        next_value += 1;
+                    }
+                }
+            }
+        } else {
+            let ops = rng.random_range(1..=cfg.max_ops);
+            for _ in 0..ops {
+                let k = rng.random_range(0..cfg.keys);
+                if rng.random_bool(0.5) {
+                    p.push(Plan::R(k));
+                } else {
+                    p.push(Plan::W(k, next_value));
+                    next_value += 1;
+                }
+            }
+        }
+        plans.push(p);
+    }
+    let status: Vec<Status> = (0..n)
+        .map(|_| {
+            let x: f64 = rng.random();
+            if x < cfg.p_fail {
+                Status::Fail
+            } else if x < cfg.p_fail + cfg.p_info {
+                Status::Info
+            } else {
+                Status::Ok
+            }
+        })
+        .collect();
+    // All values written to each key, for wild reads.
+    let mut all_writes: Vec<(i64, Value)> = Vec::new();
+    for p in &plans {
+        for op in p {
+            if let Plan::W(k, v) = op {
+                all_writes.push((*k, *v));
+            }
+        }
+    }
+    // Resolve reads against a stale prefix of the order.
+    let mut txns = Vec::with_capacity(n);
+    let mut session_end: Vec<u64> = vec![0; cfg.sessions.max(1)];
+    for i in 0..n {
+        let snap = i - rng.random_range(0..=cfg.max_stale.min(i));
+        let mut ops = Vec::new();
+        let mut own: Vec<(i64, Value)> = Vec::new();
+        for op in &plans[i] {
+            match *op {
+                Plan::W(k, v) => {
+                    own.retain(|&(kk, _)| kk != k);
+                    own.push((k, v));
+                    ops.push(Op::Write {
+                        key: Key::Int(k),
+                        value: v,
+                    });
+                }
+                Plan::R(k) => {
+                    let value = if rng.random_bool(cfg.p_wild) {
+                        let cands: Vec<Value> = all_writes
+                            .iter()
+                            .filter(|w| w.0 == k)
+                            .map(|w| w.1)
+                            .collect();
+                        match rng.random_range(0..4) {
+                            0 => None,
+                            1 => Some(next_value + 1000),
+                            _ if !cands.is_empty() => Some(cands[rng.random_range(0..cands.len())]),
+                            _ => None,
+                        }
+                    } else if let Some(&(_, v)) = own.iter().find(|w| w.0 == k) {
+                        Some(v)
+                    } else {
+                        // Latest non-failed write of k among the first `snap`.
+                        let mut v = None;
+                        for (j, p) in plans.iter().enumerate().take(snap) {
+                            if status[j] == Status::Fail {
+                                continue;
+                            }
+                            for o in p {
+                                if let Plan::W(kk, vv) = o {
+                                    if *kk == k {
+                                        v = Some(*vv);
+                                    }
+                                }
+                            }
+                        }
+                        v
+                    };
+                    ops.push(Op::Read {
+                        key: Key::Int(k),
+                        value,
+                    });
+                }
+            }
+        }
+        let session = rng.random_range(0..cfg.sessions.max(1));
+        let base = 10 * i as u64 + 20;
+        let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
+        let end = start + 1 + rng.random_range(0..15u64);
+        session_end[session] = end;
+        let mut t = Txn::new(i as u64, session as u64, status[i], ops);
+        t.start = Some(start);
+        t.end = if status[i] == Status::Info && rng.random_bool(0.5) {
+            None
+        } else {
+            Some(end)
+        };
+        txns.push(t);
+    }
+    History::from_txns(txns)
+}

@@ -1,0 +1,239 @@
+//! Hand-written histories for the classic anomalies, each checked at `ser`
+//! and at `si` with the verdict and the anomaly name it must give.
+
+use checkers::{check, AnomalyKind, CheckOptions, CommonName, Verdict};
+use history::{History, Key, Level, Op, Status, Txn};
+
+fn r(k: &str, v: Option<i64>) -> Op {
+    Op::Read {
+        key: Key::str(k),
+        value: v,
+    }
+}
+fn w(k: &str, v: i64) -> Op {
+    Op::Write {
+        key: Key::str(k),
+        value: v,
+    }
+}
+fn t(id: u64, session: u64, ops: Vec<Op>) -> Txn {
+    Txn::new(id, session, Status::Ok, ops)
+}
+
+fn verdict(h: &History, l: Level) -> (Verdict, Vec<(AnomalyKind, Option<CommonName>)>) {
+    let rep = check(h, l, &CheckOptions::default());
+    (
+        rep.verdict,
+        rep.anomalies.iter().map(|a| (a.kind, a.common)).collect(),
+    )
+}
+
+fn assert_both(h: &History, ser: Verdict, si: Verdict) {
+    assert_eq!(
+        verdict(h, Level::Ser).0,
+        ser,
+        "ser: {:#?}",
+        check(h, Level::Ser, &CheckOptions::default())
+    );
+    assert_eq!(
+        verdict(h, Level::Si).0,
+        si,
+        "si: {:#?}",
+        check(h, Level::Si, &CheckOptions::default())
+    );
+}
+
+#[test]
+fn lost_update_fails_ser_and_si() {
+    // Both read x from T0 and both overwrite it.
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1)]),
+        t(1, 1, vec![r("x", Some(1)), w("x", 2)]),
+        t(2, 2, vec![r("x", Some(1)), w("x", 3)]),
+    ]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Anomalous);
+    let (_, found) = verdict(&h, Level::Si);
+    assert!(
+        found.contains(&(AnomalyKind::GSingle, Some(CommonName::LostUpdate))),
+        "{found:?}"
+    );
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    let a = &rep.anomalies[0];
+    assert_eq!(a.txns.len(), 3);
+    assert!(a.edges.iter().all(|e| !e.reason.is_empty()));
+    assert!(rep.fails.contains(&Level::Ser));
+}
+
+#[test]
+fn write_skew_passes_si_and_fails_ser() {
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), r("y", None), w("x", 1)]),
+        t(1, 1, vec![r("x", None), r("y", None), w("y", 2)]),
+    ]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Ok);
+    let (_, found) = verdict(&h, Level::Ser);
+    assert_eq!(
+        found,
+        vec![(AnomalyKind::G2Item, Some(CommonName::WriteSkew))]
+    );
+    let rep = check(&h, Level::Ser, &CheckOptions::default());
+    assert!(rep.satisfies.contains(&Level::Si), "{:?}", rep.satisfies);
+    assert!(!rep.fails.contains(&Level::Si));
+}
+
+#[test]
+fn long_fork_fails_si() {
+    // T0 writes x, T1 writes y; T2 sees x but not y, T3 sees y but not x.
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1)]),
+        t(1, 1, vec![r("y", None), w("y", 2)]),
+        t(2, 2, vec![r("x", Some(1)), r("y", None)]),
+        t(3, 3, vec![r("x", None), r("y", Some(2))]),
+    ]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Anomalous);
+    let (_, found) = verdict(&h, Level::Si);
+    assert_eq!(
+        found,
+        vec![(AnomalyKind::GNonadjacent, Some(CommonName::LongFork))]
+    );
+}
+
+#[test]
+fn fractured_read_fails_si() {
+    // T0 writes x and y; T1 sees x from T0 but the old y.
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1), r("y", None), w("y", 2)]),
+        t(1, 1, vec![r("x", Some(1)), r("y", None)]),
+    ]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Anomalous);
+    let (_, found) = verdict(&h, Level::Si);
+    assert_eq!(
+        found,
+        vec![(AnomalyKind::GSingle, Some(CommonName::FracturedRead))]
+    );
+}
+
+#[test]
+fn aborted_read_fails_every_level() {
+    let h = History::from_txns(vec![
+        Txn::new(0, 0, Status::Fail, vec![r("x", None), w("x", 1)]),
+        t(1, 1, vec![r("x", Some(1))]),
+    ]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Anomalous);
+    assert_eq!(
+        verdict(&h, Level::Si).1,
+        vec![(AnomalyKind::AbortedRead, None)]
+    );
+}
+
+#[test]
+fn intermediate_read_fails_every_level() {
+    let h = History::from_txns(vec![
+        t(
+            0,
+            0,
+            vec![r("x", None), w("x", 1), r("x", Some(1)), w("x", 2)],
+        ),
+        t(1, 1, vec![r("x", Some(1))]),
+    ]);
+    // T1 read a value T0 overwrote before committing.
+    for l in [Level::Ser, Level::Si] {
+        let rep = check(&h, l, &CheckOptions::default());
+        assert_eq!(rep.verdict, Verdict::Anomalous, "{l}");
+        assert_eq!(rep.anomalies[0].kind, AnomalyKind::IntermediateRead);
+    }
+}
+
+#[test]
+fn thin_air_read_fails_every_level() {
+    let h = History::from_txns(vec![t(0, 0, vec![r("x", Some(42))])]);
+    assert_both(&h, Verdict::Anomalous, Verdict::Anomalous);
+    assert_eq!(
+        verdict(&h, Level::Ser).1,
+        vec![(AnomalyKind::ThinAirRead, None)]
+    );
+}
+
+#[test]
+fn serial_history_passes_everything_strong() {
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1)]),
+        t(
+            1,
+            0,
+            vec![r("x", Some(1)), w("x", 2), r("y", None), w("y", 3)],
+        ),
+        t(2, 1, vec![r("x", Some(2)), r("y", Some(3))]),
+    ]);
+    for l in [
+        Level::Ser,
+        Level::Si,
+        Level::Sser,
+        Level::StrongSi,
+        Level::StrongSessionSer,
+        Level::StrongSessionSi,
+    ] {
+        assert_eq!(
+            check(&h, l, &CheckOptions::default()).verdict,
+            Verdict::Ok,
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn stale_read_fails_sser_but_not_ser() {
+    // T1 starts after T0 ended, yet reads the initial x.
+    let mut a = t(0, 0, vec![r("x", None), w("x", 1)]);
+    a.start = Some(0);
+    a.end = Some(10);
+    let mut b = t(1, 1, vec![r("x", None)]);
+    b.start = Some(20);
+    b.end = Some(30);
+    let h = History::from_txns(vec![a, b]);
+    assert_eq!(
+        check(&h, Level::Ser, &CheckOptions::default()).verdict,
+        Verdict::Ok
+    );
+    let rep = check(&h, Level::Sser, &CheckOptions::default());
+    assert_eq!(rep.verdict, Verdict::Anomalous);
+    assert_eq!(rep.anomalies[0].common, Some(CommonName::StaleRead));
+    assert_eq!(rep.anomalies[0].scope, checkers::Scope::RealTime);
+    assert_eq!(
+        check(&h, Level::StrongSi, &CheckOptions::default()).verdict,
+        Verdict::Anomalous
+    );
+}
+
+#[test]
+fn session_violation_fails_strong_session_levels_only() {
+    // The same session writes x and then misses its own write.
+    let h = History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1)]),
+        t(1, 0, vec![r("x", None)]),
+    ]);
+    assert_eq!(
+        check(&h, Level::Si, &CheckOptions::default()).verdict,
+        Verdict::Ok
+    );
+    let rep = check(&h, Level::StrongSessionSi, &CheckOptions::default());
+    assert_eq!(rep.verdict, Verdict::Anomalous);
+    assert_eq!(
+        rep.anomalies[0].common,
+        Some(CommonName::SessionGuaranteeViolation)
+    );
+}
+
+#[test]
+fn histories_that_are_not_mini_transactions_are_refused_with_a_reason() {
+    let h = History::from_txns(vec![t(0, 0, vec![w("x", 1)])]);
+    let rep = check(&h, Level::Ser, &CheckOptions::default());
+    assert_eq!(rep.verdict, Verdict::Unknown);
+    assert!(
+        rep.notes
+            .iter()
+            .any(|n| n.contains("without reading it first")),
+        "{:?}",
+        rep.notes
+    );
+}
