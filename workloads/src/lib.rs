@@ -4,9 +4,36 @@
 //! A [`Workload`] hands each client its own [`ClientPlans`] stream, seeded
 //! from the run's seed and the client number, so the plans a client runs do
 //! not depend on scheduling: the same seed gives the same plans.
+//!
+//! | workload | module | what it is for |
+//! |---|---|---|
+//! | `mini` | [`mini`] | mini-transactions (MTC): every anomaly in ≤ 4 ops, linear-time checks |
+//! | `blindw` | [`blindw`] | Viper's BlindW: read-only vs write-only txns, hard for SI checkers |
+//! | `range` | [`range`] | Viper's V-Range: inserts, tombstone deletes and range reads (phantoms) |
+//! | `append` | [`append`] | Elle list-append: reads reveal the whole version order |
+//!
+//! [`build`] turns a name and a [`WorkloadConfig`] into a [`Workload`];
+//! [`keys`] holds the key distributions all of them share.
+//!
+//! Written values are `write_id(client, n)` for n = 1, 2, 3, … per client
+//! ([`WriteIds`]), so every value in a history is unique and none is 0.
 
+pub mod append;
+pub mod blindw;
+pub mod config;
+pub mod error;
+pub mod keys;
+pub mod mini;
 pub mod plan;
+pub mod range;
 
+use history::Value;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use config::{build, variants, WorkloadConfig, WORKLOADS};
+pub use error::WorkloadError;
+pub use keys::{KeyDist, KeySampler};
 pub use plan::{write_id, Plan, Step};
 
 /// What tables a workload needs the adapter to create before the run.
@@ -33,4 +60,59 @@ pub trait Workload: Send + Sync {
 pub trait ClientPlans: Send {
     /// The next transaction to run.
     fn next_plan(&mut self) -> Plan;
+}
+
+/// Hands out one client's unique write values, `write_id(client, 1)`,
+/// `write_id(client, 2)`, …, so no two writes in a history carry the same
+/// value and no value is 0 (which some databases use as a default).
+#[derive(Clone, Debug)]
+pub struct WriteIds {
+    client: u32,
+    counter: u32,
+}
+
+impl WriteIds {
+    /// A fresh counter for `client`; its first value uses counter 1.
+    pub fn new(client: u32) -> WriteIds {
+        WriteIds { client, counter: 0 }
+    }
+
+    /// The next unique value.
+    ///
+    /// # Panics
+    /// After 2^32 − 1 values for one client: the scheme has no room left, and
+    /// reusing a value would make the history ambiguous.
+    #[inline]
+    pub fn next_value(&mut self) -> Value {
+        self.counter = self.counter.checked_add(1).unwrap_or_else(|| {
+            panic!(
+                "client {} has used all 2^32-1 unique write ids",
+                self.client
+            )
+        });
+        write_id(self.client, self.counter)
+    }
+
+    /// How many values have been handed out, for tests and reports.
+    pub fn issued(&self) -> u32 {
+        self.counter
+    }
+}
+
+/// The random stream of one client of one workload: ChaCha8 keyed by
+/// (seed, client, workload name), so a client's plans do not depend on how
+/// many other clients there are or on which ran first.
+pub fn client_rng(seed: u64, client: u32, workload: &str) -> ChaCha8Rng {
+    // FNV-1a: stable across Rust releases, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in workload.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    key[8..16].copy_from_slice(&u64::from(client).to_le_bytes());
+    key[16..24].copy_from_slice(&h.to_le_bytes());
+    key[24..].copy_from_slice(b"isoharns");
+    ChaCha8Rng::from_seed(key)
 }

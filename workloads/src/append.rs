@@ -1,0 +1,294 @@
+//! `append`: Elle's list-append workload (Kingsbury & Alvaro, "Elle:
+//! Inferring Isolation Anomalies from Experimental Observations", VLDB 2020;
+//! used as Jepsen's append benchmark in Viper §7).
+//!
+//! Each key holds a list; a transaction appends unique values to lists
+//! (`Step::Append`) and reads whole lists (`Step::ReadList`). A list read
+//! shows the *entire* version order of its key (every append in commit
+//! order), so the checker knows write-write order without guessing: cycles
+//! (G0, G1c, G-single, G2-item) are found in linear time, and lost appends,
+//! aborted reads (G1a), intermediate reads (G1b), dirty updates and
+//! incompatible orders (two reads that are not prefixes of each other) are
+//! all visible directly. It is the strongest black-box workload for SER/SI.
+//!
+//! Transactions have 1..=`ops_per_txn` operations (Elle's min/max txn
+//! length, default 1..=4); each op is a list read with probability
+//! `read_ratio` (default ½, Elle's mix), else an append; keys may repeat
+//! within a transaction, as in Elle.
+//!
+//! Key rotation. Lists must stay short, or reads grow and checking slows to
+//! a crawl; Elle retires a key once it has had `max-writes-per-key` appends.
+//! Elle counts appends in one generator shared by all clients. Here each
+//! client's plans depend only on (seed, client, config), so rotation is
+//! driven by each client's own clock, its transaction count:
+//!
+//! - there are `keys` *slots* (the active key set, default 10), picked with
+//!   the key distribution (default: Elle's exponential, each slot twice as
+//!   likely as the next);
+//! - slot `s` in epoch `g` is the key `g·keys + s`; a client is in epoch
+//!   `⌊t / period(s)⌋` of slot `s` at its t-th transaction;
+//! - `period(s)` is set so that, when all `clients` clients run at the same
+//!   pace, the key gets about `max_writes_per_key` appends over its epoch
+//!   (hot slots rotate fast, cold ones slowly);
+//! - as a hard bound, a client appends at most
+//!   `cap = max(1, max_writes_per_key / clients)` values to one key; further
+//!   appends to it in that epoch become reads. So no list ever exceeds
+//!   `clients · cap ≤ max_writes_per_key` values (if `clients ≤
+//!   max_writes_per_key`; else `clients`).
+//!
+//! Clients at the same transaction count use the same keys, so they contend.
+//! Clients running at different speeds drift apart and touch different
+//! epochs, which lowers contention; a larger `max_writes_per_key` lengthens
+//! epochs and tolerates more drift. Set `clients` to the real client count,
+//! or lists may grow to `clients × max_writes_per_key`.
+//!
+//! Transaction kinds: `read-only`, `append-only`, `mixed`.
+
+use std::sync::Arc;
+
+use history::Key;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::WorkloadConfig;
+use crate::error::WorkloadError;
+use crate::keys::KeySampler;
+use crate::{client_rng, ClientPlans, Plan, Schema, Step, Workload, WriteIds};
+
+/// The most slots `append` takes: each client keeps a counter per slot, and
+/// a large active set defeats the point (short, contended lists).
+pub const MAX_SLOTS: u64 = 1 << 20;
+
+struct Shared {
+    seed: u64,
+    sampler: KeySampler,
+    max_ops: usize,
+    read_ratio: f64,
+    cap: u32,
+    /// Transactions per epoch, per slot.
+    periods: Vec<u64>,
+}
+
+/// The `append` workload: Elle list-append with per-client key rotation.
+pub struct Append {
+    shared: Arc<Shared>,
+}
+
+impl Append {
+    /// Sizes the per-slot epochs from the key distribution; see the module doc.
+    pub fn new(cfg: &WorkloadConfig) -> Result<Append, WorkloadError> {
+        cfg.variant_index("append", &[])?;
+        if cfg.keys > MAX_SLOTS {
+            return Err(WorkloadError::BadConfig {
+                workload: "append".into(),
+                reason: format!(
+                    "keys is the active key set and must be at most {MAX_SLOTS} (got {})",
+                    cfg.keys
+                ),
+            });
+        }
+        let sampler = cfg.sampler()?;
+        let read_ratio = cfg.read_ratio.unwrap_or(0.5);
+        let cap = (cfg.max_writes_per_key / cfg.clients).max(1);
+        let mean_len = (1.0 + cfg.ops_per_txn as f64) / 2.0;
+        let appends_per_txn = mean_len * (1.0 - read_ratio);
+        let periods = (0..cfg.keys)
+            .map(|s| {
+                let per_txn = appends_per_txn * sampler.probability(s);
+                // Saturating: a slot never appended to never rotates.
+                ((f64::from(cap) / per_txn) as u64).max(1)
+            })
+            .collect();
+        Ok(Append {
+            shared: Arc::new(Shared {
+                seed: cfg.seed,
+                sampler,
+                max_ops: cfg.ops_per_txn,
+                read_ratio,
+                cap,
+                periods,
+            }),
+        })
+    }
+
+    /// The list a client's t-th transaction uses for `slot`, for tests and
+    /// for explaining a history.
+    pub fn key_for(&self, slot: u64, txn: u64) -> Key {
+        let s = &*self.shared;
+        let epoch = txn / s.periods[slot as usize];
+        Key::Int((epoch * s.sampler.keys() + slot) as i64)
+    }
+}
+
+impl Workload for Append {
+    fn name(&self) -> &'static str {
+        "append"
+    }
+
+    fn schema(&self) -> Schema {
+        Schema::Lists
+    }
+
+    fn client(&self, client: u32) -> Box<dyn ClientPlans> {
+        Box::new(AppendClient {
+            shared: Arc::clone(&self.shared),
+            rng: client_rng(self.shared.seed, client, "append"),
+            ids: WriteIds::new(client),
+            txn: 0,
+            slots: vec![(0, 0); self.shared.periods.len()],
+        })
+    }
+}
+
+struct AppendClient {
+    shared: Arc<Shared>,
+    rng: ChaCha8Rng,
+    ids: WriteIds,
+    /// Plans handed out so far: this client's clock.
+    txn: u64,
+    /// Per slot: the epoch last used, and appends made to it in that epoch.
+    slots: Vec<(u64, u32)>,
+}
+
+impl ClientPlans for AppendClient {
+    fn next_plan(&mut self) -> Plan {
+        let s = &*self.shared;
+        let len = self.rng.random_range(1..=s.max_ops);
+        let mut steps = Vec::with_capacity(len);
+        let (mut reads, mut appends) = (0, 0);
+        for _ in 0..len {
+            let slot = s.sampler.sample(&mut self.rng);
+            let wants_read = self.rng.random_bool(s.read_ratio);
+            let epoch = self.txn / s.periods[slot as usize];
+            let state = &mut self.slots[slot as usize];
+            if state.0 != epoch {
+                *state = (epoch, 0);
+            }
+            let key = Key::Int((epoch * s.sampler.keys() + slot) as i64);
+            if wants_read || state.1 >= s.cap {
+                steps.push(Step::ReadList(key));
+                reads += 1;
+            } else {
+                state.1 += 1;
+                steps.push(Step::Append(key, self.ids.next_value()));
+                appends += 1;
+            }
+        }
+        self.txn += 1;
+        let kind = match (reads, appends) {
+            (_, 0) => "read-only",
+            (0, _) => "append-only",
+            _ => "mixed",
+        };
+        Plan { kind, steps }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(clients: u32) -> WorkloadConfig {
+        WorkloadConfig {
+            clients,
+            ..WorkloadConfig::for_workload("append").unwrap()
+        }
+    }
+
+    /// Appends per key across `clients` clients running `txns` each.
+    fn appends_per_key(w: &Append, clients: u32, txns: usize) -> HashMap<Key, usize> {
+        let mut per_key: HashMap<Key, usize> = HashMap::new();
+        for c in 0..clients {
+            let mut p = w.client(c);
+            for _ in 0..txns {
+                for s in p.next_plan().steps {
+                    match s {
+                        Step::Append(k, _) => *per_key.entry(k).or_default() += 1,
+                        Step::ReadList(_) => {}
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+            }
+        }
+        per_key
+    }
+
+    #[test]
+    fn plans_have_elle_shapes() {
+        let w = Append::new(&cfg(1)).unwrap();
+        let mut c = w.client(0);
+        let mut lens = [0usize; 5];
+        let (mut reads, mut ops) = (0, 0);
+        for _ in 0..20_000 {
+            let p = c.next_plan();
+            assert!((1..=4).contains(&p.steps.len()));
+            lens[p.steps.len()] += 1;
+            ops += p.steps.len();
+            reads += p
+                .steps
+                .iter()
+                .filter(|s| matches!(s, Step::ReadList(_)))
+                .count();
+        }
+        assert!(lens[1..].iter().all(|&n| n > 4_000), "{lens:?}");
+        let share = reads as f64 / ops as f64;
+        assert!((0.45..0.6).contains(&share), "read share {share}");
+        assert_eq!(w.schema(), Schema::Lists);
+    }
+
+    #[test]
+    fn lists_never_exceed_max_writes_per_key() {
+        for clients in [1, 4, 16] {
+            let w = Append::new(&cfg(clients)).unwrap();
+            let per_key = appends_per_key(&w, clients, 3_000);
+            let max = per_key.values().copied().max().unwrap();
+            assert!(max <= 32, "{clients} clients: a key got {max} appends");
+            // Rotation happened and the hot keys actually filled up.
+            assert!(
+                per_key.len() > 50,
+                "{clients} clients: {} keys",
+                per_key.len()
+            );
+            assert!(max >= 24, "{clients} clients: fullest list only {max}");
+        }
+    }
+
+    #[test]
+    fn clients_in_step_share_their_keys() {
+        let w = Append::new(&cfg(4)).unwrap();
+        let keys_of = |c: u32| {
+            let mut p = w.client(c);
+            let mut ks: Vec<Key> = (0..500)
+                .flat_map(|_| p.next_plan().steps)
+                .map(|s| match s {
+                    Step::Append(k, _) | Step::ReadList(k) => k,
+                    _ => unreachable!(),
+                })
+                .collect();
+            ks.sort();
+            ks.dedup();
+            ks
+        };
+        let (a, b) = (keys_of(0), keys_of(1));
+        let common = a.iter().filter(|k| b.contains(k)).count();
+        assert!(
+            common * 10 >= a.len().min(b.len()) * 8,
+            "{common} of {}",
+            a.len()
+        );
+        // The hot slot rotates: epoch 0 and a later epoch differ.
+        assert_ne!(w.key_for(0, 0), w.key_for(0, 1_000));
+    }
+
+    #[test]
+    fn too_many_slots_is_refused() {
+        let e = Append::new(&WorkloadConfig {
+            keys: MAX_SLOTS + 1,
+            ..cfg(1)
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("active key set"), "{e}");
+    }
+}

@@ -1,0 +1,271 @@
+//! One configuration for every workload, and [`build`], which turns a name
+//! into a [`Workload`] or says exactly what is wrong.
+
+use crate::error::WorkloadError;
+use crate::keys::{KeyDist, KeySampler};
+use crate::{append, blindw, mini, range, Workload};
+
+/// The workload names `--workload` accepts (and [`build`] knows).
+pub const WORKLOADS: &[&str] = &["mini", "blindw", "range", "append"];
+
+/// The knobs of a workload; settings a workload does not use are ignored
+/// unless giving them is certainly a mistake (then [`build`] refuses).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadConfig {
+    /// Key count: keys are `0..keys` (for `append`: the active key slots).
+    pub keys: u64,
+    /// How keys are picked; skew sets the contention.
+    pub dist: KeyDist,
+    /// The run's seed; with the client number it fixes every plan.
+    pub seed: u64,
+    /// Operations per transaction (`blindw`, `range`: exactly; `append`: at
+    /// most, like Elle's max-txn-length; `mini` has fixed shapes and ignores it).
+    pub ops_per_txn: usize,
+    /// Share of reads, overriding the workload's default: `blindw` rm/rw/w:
+    /// read-only transactions; `blindw` mixed: keys only read; `mini`:
+    /// read-only mini-transactions; `append`: list reads. `range` refuses it
+    /// (its variants fix the mix).
+    pub read_ratio: Option<f64>,
+    /// The workload's variant (`blindw`: rm, rw, w, mixed; `range`: b, rqh, idh).
+    pub variant: Option<String>,
+    /// How many clients the run has. Only `append` uses it, to keep lists
+    /// short: each client appends at most `max_writes_per_key / clients`
+    /// values to one key. Set it to the real client count.
+    pub clients: u32,
+    /// `append`: the most values one list should receive before the key is
+    /// retired for a fresh one (Elle's max-writes-per-key).
+    pub max_writes_per_key: u32,
+    /// `range`: the widest range read, in keys. `None` (the paper's choice)
+    /// draws both ends from the key distribution, so a range averages a third
+    /// of the key space.
+    pub range_len: Option<u64>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> WorkloadConfig {
+        WorkloadConfig {
+            keys: 1000,
+            dist: KeyDist::default(),
+            seed: 0,
+            ops_per_txn: 8,
+            read_ratio: None,
+            variant: None,
+            clients: 1,
+            max_writes_per_key: 32,
+            range_len: None,
+        }
+    }
+}
+
+impl WorkloadConfig {
+    /// The defaults the papers used for this workload, as a starting point for
+    /// the flags a user gave: `mini` 100 keys zipf:0.99; `blindw` and `range`
+    /// 2000 keys and 8 ops (Viper §7), zipf:0.99; `append` 10 active keys, at
+    /// most 4 ops, 32 writes per key and Elle's exponential skew (each key
+    /// twice as likely as the next).
+    pub fn for_workload(name: &str) -> Result<WorkloadConfig, WorkloadError> {
+        let base = WorkloadConfig::default();
+        Ok(match name {
+            "mini" => WorkloadConfig { keys: 100, ..base },
+            "blindw" | "range" => WorkloadConfig {
+                keys: 2000,
+                ops_per_txn: 8,
+                ..base
+            },
+            "append" => WorkloadConfig {
+                keys: 10,
+                ops_per_txn: 4,
+                dist: KeyDist::Exponential {
+                    lambda: 10.0 * std::f64::consts::LN_2,
+                },
+                ..base
+            },
+            _ => return Err(unknown(name)),
+        })
+    }
+
+    /// Checks the settings every workload shares.
+    fn validate(&self, workload: &str) -> Result<(), WorkloadError> {
+        let bad = |reason: &str| {
+            Err(WorkloadError::BadConfig {
+                workload: workload.to_string(),
+                reason: reason.to_string(),
+            })
+        };
+        if self.keys == 0 {
+            return bad("keys must be at least 1");
+        }
+        if self.keys > i64::MAX as u64 / 2 {
+            return bad("keys must fit in a signed 62-bit integer");
+        }
+        if self.ops_per_txn == 0 {
+            return bad("ops_per_txn must be at least 1");
+        }
+        if let Some(r) = self.read_ratio {
+            if !(0.0..=1.0).contains(&r) {
+                return bad("read_ratio must be in [0, 1]");
+            }
+        }
+        if self.clients == 0 {
+            return bad("clients must be at least 1");
+        }
+        if self.max_writes_per_key == 0 {
+            return bad("max_writes_per_key must be at least 1");
+        }
+        if self.range_len == Some(0) {
+            return bad("range_len must be at least 1");
+        }
+        self.dist.validate()
+    }
+
+    /// The key sampler every workload draws from.
+    pub(crate) fn sampler(&self) -> Result<KeySampler, WorkloadError> {
+        KeySampler::new(self.dist, self.keys)
+    }
+
+    /// Checks `variant` against `valid` (the first is the default) and
+    /// returns its index.
+    pub(crate) fn variant_index(
+        &self,
+        workload: &str,
+        valid: &[&str],
+    ) -> Result<usize, WorkloadError> {
+        match self.variant.as_deref() {
+            None => Ok(0),
+            Some(v) => {
+                let v_lower = v.trim().to_ascii_lowercase();
+                if valid.is_empty() {
+                    return Err(WorkloadError::NoVariants {
+                        workload: workload.to_string(),
+                        variant: v.to_string(),
+                    });
+                }
+                valid.iter().position(|x| *x == v_lower).ok_or_else(|| {
+                    WorkloadError::UnknownVariant {
+                        workload: workload.to_string(),
+                        variant: v.to_string(),
+                        valid: valid.join(", "),
+                    }
+                })
+            }
+        }
+    }
+}
+
+fn unknown(name: &str) -> WorkloadError {
+    WorkloadError::UnknownWorkload {
+        name: name.to_string(),
+        valid: WORKLOADS.join(", "),
+    }
+}
+
+/// The variants a workload accepts, default first, for `--help` and errors.
+pub fn variants(name: &str) -> Result<&'static [&'static str], WorkloadError> {
+    match name {
+        "mini" => Ok(&[]),
+        "blindw" => Ok(blindw::VARIANTS),
+        "range" => Ok(range::VARIANTS),
+        "append" => Ok(&[]),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// Builds the named workload, refusing bad names, variants and settings up
+/// front so a run never starts on a configuration that cannot work.
+pub fn build(name: &str, cfg: &WorkloadConfig) -> Result<Box<dyn Workload>, WorkloadError> {
+    let name = name.trim();
+    if !WORKLOADS.contains(&name) {
+        return Err(unknown(name));
+    }
+    cfg.validate(name)?;
+    Ok(match name {
+        "mini" => Box::new(mini::Mini::new(cfg)?),
+        "blindw" => Box::new(blindw::BlindW::new(cfg)?),
+        "range" => Box::new(range::Range::new(cfg)?),
+        "append" => Box::new(append::Append::new(cfg)?),
+        _ => unreachable!("checked against WORKLOADS above"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_and_variants_list_the_valid_ones() {
+        let cfg = WorkloadConfig::default();
+        let e = build("tpcx", &cfg).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            "unknown workload `tpcx` (valid: mini, blindw, range, append)"
+        );
+        let cfg = WorkloadConfig {
+            variant: Some("rx".into()),
+            ..WorkloadConfig::default()
+        };
+        let e = build("blindw", &cfg).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            "unknown variant `rx` for workload `blindw` (valid: rw, rm, w, mixed)"
+        );
+        let e = build("range", &cfg).err().unwrap().to_string();
+        assert!(e.contains("(valid: b, rqh, idh)"), "{e}");
+        let e = build("mini", &cfg).err().unwrap().to_string();
+        assert_eq!(e, "workload `mini` has no variants (got `rx`)");
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let cases = [
+            WorkloadConfig {
+                keys: 0,
+                ..WorkloadConfig::default()
+            },
+            WorkloadConfig {
+                ops_per_txn: 0,
+                ..WorkloadConfig::default()
+            },
+            WorkloadConfig {
+                read_ratio: Some(1.5),
+                ..WorkloadConfig::default()
+            },
+            WorkloadConfig {
+                clients: 0,
+                ..WorkloadConfig::default()
+            },
+            WorkloadConfig {
+                dist: KeyDist::Zipf { theta: -1.0 },
+                ..WorkloadConfig::default()
+            },
+        ];
+        for cfg in cases {
+            for name in WORKLOADS {
+                assert!(build(name, &cfg).is_err(), "{name} accepted {cfg:?}");
+            }
+        }
+        let rr = WorkloadConfig {
+            read_ratio: Some(0.5),
+            ..WorkloadConfig::default()
+        };
+        let e = build("range", &rr).err().unwrap().to_string();
+        assert!(e.contains("read_ratio"), "{e}");
+    }
+
+    #[test]
+    fn every_workload_builds_with_its_defaults_and_variants() {
+        for name in WORKLOADS {
+            let cfg = WorkloadConfig::for_workload(name).unwrap();
+            let w = build(name, &cfg).unwrap();
+            assert_eq!(w.name(), *name);
+            for v in variants(name).unwrap() {
+                let cfg = WorkloadConfig {
+                    variant: Some(v.to_string()),
+                    ..cfg.clone()
+                };
+                build(name, &cfg).unwrap();
+            }
+        }
+        assert!(WorkloadConfig::for_workload("nope").is_err());
+        assert!(variants("nope").is_err());
+    }
+}
