@@ -12,10 +12,12 @@ use std::time::Instant;
 use history::{History, Level};
 
 use crate::anomaly::Scope;
-use crate::cycles::{classify, find_cycles};
+use crate::cycles::{classify, find_cycles, Cycle};
 use crate::depgraph::{DepGraph, Model, VersionOrder};
 use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
+use crate::general::{check_general, General, GeneralOptions};
 use crate::index::Index;
+use crate::interpret::counterexample;
 use crate::lattice::{forbidding, forbids, stronger_or_equal, weaker_or_equal};
 use crate::mini::{not_mini, version_order, Divergence};
 use crate::report::{Anomaly, HistoryStats, Report, Verdict};
@@ -36,7 +38,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let t0 = Instant::now();
     let ix = Index::new(h);
     let stats = stats(&ix);
-    let out = decide(&ix, level, opts, true);
+    let out = decide(&ix, level, opts, true, t0);
     let mut notes = out.notes;
     if h.end.is_none() && h.header.is_some() {
         notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
@@ -53,7 +55,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
                 if w == level || fails.contains(&w) || satisfies.contains(&w) {
                     continue;
                 }
-                let o = decide(&ix, w, opts, false);
+                let o = decide(&ix, w, opts, false, t0);
                 match o.verdict {
                     Verdict::Ok => satisfies.extend(weaker_or_equal(w)),
                     Verdict::Anomalous => fails.extend(stronger_or_equal(w)),
@@ -112,7 +114,13 @@ fn stats(ix: &Index) -> HistoryStats {
 }
 
 /// Decides one level. With `explain` false, only the verdict matters.
-fn decide(ix: &Index, level: Level, _opts: &CheckOptions, explain: bool) -> Outcome {
+fn decide(
+    ix: &Index,
+    level: Level,
+    opts: &CheckOptions,
+    explain: bool,
+    started: Instant,
+) -> Outcome {
     let mut anomalies = Vec::new();
     let mut also_fails = Vec::new();
     for f in &ix.findings {
@@ -125,15 +133,7 @@ fn decide(ix: &Index, level: Level, _opts: &CheckOptions, explain: bool) -> Outc
             }
         }
     }
-    let strong = matches!(
-        level,
-        Level::Si
-            | Level::StrongSessionSi
-            | Level::StrongSi
-            | Level::Ser
-            | Level::StrongSessionSer
-            | Level::Sser
-    );
+    let strong = is_strong(level);
     let mut notes = Vec::new();
     let (verdict, method) = if !strong {
         notes.push(format!(
@@ -145,12 +145,7 @@ fn decide(ix: &Index, level: Level, _opts: &CheckOptions, explain: bool) -> Outc
     } else if ix.history.has_lists() {
         notes.push("list-append histories are not supported yet".into());
         (Verdict::Unknown, "none")
-    } else if let Some(why) = not_mini(ix) {
-        notes.push(format!(
-            "not a mini-transaction history ({why}); the general checker for such histories is not available yet"
-        ));
-        (Verdict::Unknown, "none")
-    } else {
+    } else if not_mini(ix).is_none() {
         let (vo, div) = version_order(ix);
         known_order(
             ix,
@@ -162,6 +157,46 @@ fn decide(ix: &Index, level: Level, _opts: &CheckOptions, explain: bool) -> Outc
             &mut also_fails,
         );
         (Verdict::Ok, "mini-transaction")
+    } else if !anomalies.is_empty() && !explain {
+        // Already decided by a non-cyclic anomaly.
+        (Verdict::Anomalous, "non-cyclic")
+    } else {
+        let deadline = opts.timeout.map(|t| started + t);
+        let gopts = GeneralOptions {
+            deadline,
+            ..GeneralOptions::default()
+        };
+        match check_general(ix, level, &gopts) {
+            General::Ok { how } => (Verdict::Ok, how),
+            General::Forced { cycles, lost } => {
+                for l in &lost {
+                    if explain {
+                        anomalies.push(divergence_anomaly(ix, l.key, l.base, l.a, l.b));
+                    }
+                    also_fails.extend(stronger_or_equal(Level::Si));
+                }
+                for c in &cycles {
+                    record_forced_cycle(ix, c, level, explain, &mut anomalies, &mut also_fails);
+                }
+                (Verdict::Anomalous, "known edges")
+            }
+            General::Refuted { how, seed } => {
+                also_fails.extend(stronger_or_equal(level));
+                if explain {
+                    match counterexample(ix, level, &seed, deadline) {
+                        Some(a) => anomalies.push(a),
+                        None => notes.push(
+                            "no version order satisfies the level, but no small counterexample was found".into(),
+                        ),
+                    }
+                }
+                (Verdict::Anomalous, how)
+            }
+            General::Unknown(why) => {
+                notes.push(why);
+                (Verdict::Unknown, "general")
+            }
+        }
     };
     let anomalous = !also_fails.is_empty() || !anomalies.is_empty();
     Outcome {
@@ -201,28 +236,44 @@ fn known_order(
     };
     let dg = DepGraph::build(ix, vo, model, level.uses_sessions(), level.uses_real_time());
     for c in find_cycles(&dg, level.uses_sessions(), level.uses_real_time()) {
-        let (kind, _) = classify(&c);
-        if !forbids(level, kind, c.scope) {
-            continue;
+        record_forced_cycle(ix, &c, level, explain, anomalies, also_fails);
+    }
+}
+
+/// True for the levels decided by version orders (SI and SER families).
+fn is_strong(level: Level) -> bool {
+    matches!(
+        level,
+        Level::Si
+            | Level::StrongSessionSi
+            | Level::StrongSi
+            | Level::Ser
+            | Level::StrongSessionSer
+            | Level::Sser
+    )
+}
+
+/// Records a cycle all of whose edges the history forces: it fails the
+/// checked level and every strong level that forbids its kind.
+fn record_forced_cycle(
+    ix: &Index,
+    c: &Cycle,
+    level: Level,
+    explain: bool,
+    anomalies: &mut Vec<Anomaly>,
+    also_fails: &mut Vec<Level>,
+) {
+    let (kind, _) = classify(c);
+    if !forbids(level, kind, c.scope) {
+        return;
+    }
+    also_fails.extend(stronger_or_equal(level));
+    for &m in forbidding(kind, c.scope) {
+        if is_strong(m) {
+            also_fails.extend(stronger_or_equal(m));
         }
-        also_fails.extend(stronger_or_equal(level));
-        // The graph is the history's only one, so the cycle also fails every
-        // strong level that forbids its kind.
-        for &m in forbidding(kind, c.scope) {
-            if matches!(
-                m,
-                Level::Si
-                    | Level::StrongSessionSi
-                    | Level::StrongSi
-                    | Level::Ser
-                    | Level::StrongSessionSer
-                    | Level::Sser
-            ) {
-                also_fails.extend(stronger_or_equal(m));
-            }
-        }
-        if explain {
-            anomalies.push(cycle_anomaly(ix, &c));
-        }
+    }
+    if explain {
+        anomalies.push(cycle_anomaly(ix, c));
     }
 }

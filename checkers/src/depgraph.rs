@@ -74,7 +74,7 @@ pub struct Label {
 }
 
 impl Label {
-    fn plain(dep: Dep, why: Why) -> Label {
+    pub(crate) fn plain(dep: Dep, why: Why) -> Label {
         Label {
             dep,
             why,
@@ -170,33 +170,19 @@ impl DepGraph {
         sessions: bool,
         realtime: bool,
     ) -> DepGraph {
-        let n = ix.len();
-        let txn_nodes = match model {
-            Model::Ser => n,
-            Model::Si => 2 * n,
-        };
-        let mut b = GraphBuilder::new(txn_nodes);
-        let mut e = Edges { b: &mut b, model };
-        if model == Model::Si {
-            for t in ix.committed_txns() {
-                e.b.edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
-            }
-        }
+        let mut b = GraphBuilder::new(0);
+        let mut e = Edges::new(&mut b, model, ix.len());
+        e.structure(ix, sessions, realtime);
         add_data_edges(ix, vo, &mut e);
-        if sessions {
-            for s in &ix.sessions {
-                for w in s.windows(2) {
-                    e.dep(w[0], w[1], Label::plain(Dep::So, Why::Order));
-                }
-            }
-        }
-        if realtime {
-            add_realtime(ix, &mut e);
-        }
+        DepGraph::from_builder(b, model, ix.len())
+    }
+
+    /// Wraps a graph whose first nodes are the transaction nodes of `model`.
+    pub(crate) fn from_builder(b: GraphBuilder<Label>, model: Model, txns: usize) -> DepGraph {
         DepGraph {
             graph: b.build(),
             model,
-            txns: n,
+            txns,
         }
     }
 
@@ -251,48 +237,77 @@ impl DepGraph {
     }
 }
 
-/// Adds transaction-level edges in the chosen model.
-struct Edges<'a> {
-    b: &'a mut GraphBuilder<Label>,
+/// Adds transaction-level edges to a graph in the chosen model, mapping
+/// each dependency to the right begin/commit nodes.
+pub(crate) struct Edges<'a> {
+    pub(crate) b: &'a mut GraphBuilder<Label>,
     model: Model,
 }
 
-impl Edges<'_> {
-    fn dep(&mut self, from: u32, to: u32, label: Label) {
+impl<'a> Edges<'a> {
+    /// Wraps a builder, adding the transaction nodes if it has none yet.
+    pub(crate) fn new(b: &'a mut GraphBuilder<Label>, model: Model, txns: usize) -> Edges<'a> {
+        let want = match model {
+            Model::Ser => txns,
+            Model::Si => 2 * txns,
+        };
+        while b.node_count() < want {
+            b.add_node();
+        }
+        Edges { b, model }
+    }
+
+    /// The graph node of a transaction's begin (`commit = false`) or commit.
+    pub(crate) fn node(&self, t: u32, commit: bool) -> u32 {
+        match self.model {
+            Model::Ser => t,
+            Model::Si => 2 * t + u32::from(commit),
+        }
+    }
+
+    /// Adds a dependency `from → to` between transactions.
+    pub(crate) fn dep(&mut self, from: u32, to: u32, label: Label) {
         if from == to {
             return;
         }
-        match self.model {
-            Model::Ser => self.b.edge(from, to, label),
-            Model::Si => {
-                if label.dep == Dep::Rw {
-                    self.b.edge(2 * from, 2 * to + 1, label)
-                } else {
-                    self.b.edge(2 * from + 1, 2 * to, label)
+        let (f, t) = map_edge(self.model, from, to, label.dep);
+        self.b.edge(f, t, label);
+    }
+
+    /// Begin-to-commit edges (SI), session order and real-time order: the
+    /// edges that do not depend on the version order.
+    pub(crate) fn structure(&mut self, ix: &Index, sessions: bool, realtime: bool) {
+        if self.model == Model::Si {
+            for t in ix.committed_txns() {
+                self.b
+                    .edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
+            }
+        }
+        if sessions {
+            for s in &ix.sessions {
+                for w in s.windows(2) {
+                    self.dep(w[0], w[1], Label::plain(Dep::So, Why::Order));
                 }
             }
         }
-    }
-
-    /// The node a transaction's edges leave from into the time chain.
-    fn finish_node(&self, t: u32) -> u32 {
-        match self.model {
-            Model::Ser => t,
-            Model::Si => 2 * t + 1,
-        }
-    }
-
-    /// The node a transaction's edges from the time chain enter.
-    fn start_node(&self, t: u32) -> u32 {
-        match self.model {
-            Model::Ser => t,
-            Model::Si => 2 * t,
+        if realtime {
+            add_realtime(ix, self);
         }
     }
 }
 
-/// wr, ww and rw edges of committed transactions.
-fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
+/// The graph nodes a transaction-level dependency joins: in the SI model an
+/// rw edge runs begin → commit, every other edge commit → begin.
+pub fn map_edge(model: Model, from: u32, to: u32, dep: Dep) -> (u32, u32) {
+    match model {
+        Model::Ser => (from, to),
+        Model::Si if dep == Dep::Rw => (2 * from, 2 * to + 1),
+        Model::Si => (2 * from + 1, 2 * to),
+    }
+}
+
+/// wr edges: from each committed writer to each committed reader.
+pub(crate) fn add_wr_edges(ix: &Index, e: &mut Edges) {
     for r in ix.committed_txns() {
         for rd in ix.reads(r) {
             if rd.writer != INIT && ix.committed[rd.writer as usize] {
@@ -308,6 +323,15 @@ fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
                     },
                 );
             }
+        }
+    }
+}
+
+/// wr, ww and rw edges of committed transactions.
+fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
+    add_wr_edges(ix, e);
+    for r in ix.committed_txns() {
+        for rd in ix.reads(r) {
             if rd.writer != INIT && !ix.committed[rd.writer as usize] {
                 continue;
             }
@@ -365,7 +389,7 @@ fn add_realtime(ix: &Index, e: &mut Edges) {
     let label = Label::plain(Dep::Rt, Why::Order);
     let chain = Label::plain(Dep::RtChain, Why::Order);
     for (i, &(_, t)) in ends.iter().enumerate() {
-        let from = e.finish_node(t);
+        let from = e.node(t, true);
         e.b.edge(from, base + i as u32, label);
         if i + 1 < ends.len() {
             e.b.edge(base + i as u32, base + i as u32 + 1, chain);
@@ -377,7 +401,7 @@ fn add_realtime(ix: &Index, e: &mut Edges) {
         };
         let j = ends.partition_point(|&(end, _)| end < start);
         if j > 0 {
-            let to = e.start_node(s);
+            let to = e.node(s, false);
             e.b.edge(base + (j - 1) as u32, to, label);
         }
     }

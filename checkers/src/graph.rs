@@ -43,6 +43,11 @@ impl<L: Copy> GraphBuilder<L> {
         }
     }
 
+    /// The edges added so far.
+    pub fn edges(&self) -> &[(u32, u32, L)] {
+        &self.edges
+    }
+
     /// Freezes into compressed sparse rows.
     pub fn build(self) -> Graph<L> {
         let n = self.nodes;

@@ -10,6 +10,10 @@
 //! * [`index`]: dense ids, read-from resolution, committed set, non-cyclic
 //!   anomalies;
 //! * [`mini`]: the version order of mini-transaction histories;
+//! * [`general`]: any read/write history: known edges, a witness order,
+//!   then [`polygraph`] constraints pruned and solved by [`solve`] over an
+//!   incrementally acyclic graph ([`acyclic`]); [`interpret`] shrinks a
+//!   refutation to a small counterexample;
 //! * [`depgraph`]: dependency and begin/commit graphs for a known version
 //!   order;
 //! * [`graph`]: the graph storage and searches (components, shortest
@@ -21,17 +25,22 @@
 //! * [`oracle`] and [`testgen`]: brute-force reference semantics and random
 //!   small histories, for testing all of the above.
 
+pub mod acyclic;
 pub mod anomaly;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
 pub mod explain;
+pub mod general;
 pub mod graph;
 pub mod index;
+pub mod interpret;
 pub mod lattice;
 pub mod mini;
 pub mod oracle;
+pub mod polygraph;
 pub mod report;
+pub mod solve;
 pub mod testgen;
 
 use std::time::Duration;

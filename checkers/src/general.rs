@@ -1,0 +1,284 @@
+//! Black-box checking of SER and SI (and their session and real-time
+//! variants) for any read/write history.
+//!
+//! The steps, cheapest first:
+//!
+//! 1. **Known edges.** wr, so, rt and the write-write orders the history
+//!    forces (read-modify-writes). A cycle here, or two transactions that
+//!    overwrote the same version, is an anomaly under every version order.
+//! 2. **Witness.** Sort the known graph topologically, breaking ties by
+//!    time (commit order approximates real time in real databases, Viper's
+//!    heuristic), take each key's version order from it, and check that one
+//!    order in linear time. If its graph is acyclic the history is valid:
+//!    the witness is a certificate. A failed witness proves nothing.
+//! 3. **Polygraph.** One constraint per pair of writers of a key; prune by
+//!    reachability until nothing changes; solve what is left with CDCL plus
+//!    an acyclicity theory, starting from the witness's choices.
+//!
+//! Guesses only ever speed things up: "ok" needs a witness or a model, and
+//! "anomalous" needs a contradiction; running out of time gives "unknown".
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use history::Level;
+
+use crate::acyclic::{Acyclic, FIXED};
+use crate::cycles::{find_cycles, Cycle};
+use crate::depgraph::{DepGraph, Label, Model, VersionOrder, Why};
+use crate::graph::GraphBuilder;
+use crate::index::{Index, INIT};
+use crate::polygraph::{prune, NodeEdge, Polygraph, Pruned};
+use crate::solve::{solve, Solved, Strategy};
+
+/// The model a level is checked in.
+pub fn model_of(level: Level) -> Model {
+    if matches!(level, Level::Ser | Level::StrongSessionSer | Level::Sser) {
+        Model::Ser
+    } else {
+        Model::Si
+    }
+}
+
+/// Knobs of the general check.
+#[derive(Clone, Copy, Debug)]
+pub struct GeneralOptions {
+    pub deadline: Option<Instant>,
+    pub strategy: Strategy,
+    /// Skip the witness and go straight to the solver (for measurements).
+    pub skip_witness: bool,
+    /// The most writer pairs we build constraints for.
+    pub max_pairs: u64,
+}
+
+impl Default for GeneralOptions {
+    fn default() -> Self {
+        GeneralOptions {
+            deadline: None,
+            strategy: Strategy::Theory,
+            skip_witness: false,
+            max_pairs: 60_000_000,
+        }
+    }
+}
+
+/// What the general check concluded.
+#[derive(Debug)]
+pub enum General {
+    /// Valid; `how` says whether a witness or the solver showed it.
+    Ok { how: &'static str },
+    /// Cycles among edges every version order has, and lost updates.
+    Forced {
+        cycles: Vec<Cycle>,
+        lost: Vec<crate::polygraph::LostUpdate>,
+    },
+    /// No version order works, but no single forced cycle shows it: the
+    /// proof went through pruning or the solver.
+    Refuted { how: &'static str, seed: Vec<u32> },
+    /// Could not decide.
+    Unknown(String),
+}
+
+/// Runs the general check of one level.
+pub fn check_general(ix: &Index, level: Level, opts: &GeneralOptions) -> General {
+    let model = model_of(level);
+    let (sessions, realtime) = (level.uses_sessions(), level.uses_real_time());
+    let known = match Polygraph::build(ix, model, sessions, realtime, false, 0) {
+        Ok(p) => p,
+        Err(_) => unreachable!("no constraints requested"),
+    };
+    // 1. Forced anomalies.
+    let kg = graph_of(&known, known.known.iter().copied());
+    let cycles = find_cycles(&kg, sessions, realtime);
+    if !cycles.is_empty() || !known.lost_updates.is_empty() {
+        return General::Forced {
+            cycles,
+            lost: known.lost_updates.clone(),
+        };
+    }
+    // 2. Witness.
+    let order = match topo_order(ix, &known) {
+        Some(o) => o,
+        None => unreachable!("the known graph is acyclic"),
+    };
+    let mut position = vec![0u32; known.nodes];
+    for (i, &v) in order.iter().enumerate() {
+        position[v as usize] = i as u32;
+    }
+    let commit_pos = |t: u32| match model {
+        Model::Ser => position[t as usize],
+        Model::Si => position[2 * t as usize + 1],
+    };
+    let mut witness_cycles: Vec<Cycle> = Vec::new();
+    if !opts.skip_witness {
+        let vo = witness_order(ix, &commit_pos);
+        let dg = DepGraph::build(ix, &vo, model, sessions, realtime);
+        witness_cycles = find_cycles(&dg, sessions, realtime);
+        if witness_cycles.is_empty() {
+            return General::Ok { how: "witness" };
+        }
+    }
+    if opts.deadline.is_some_and(|d| Instant::now() > d) {
+        return General::Unknown("the time budget ran out before the solver started".into());
+    }
+    // 3. Polygraph: prune, then solve.
+    let p = match Polygraph::build(ix, model, sessions, realtime, true, opts.max_pairs) {
+        Ok(p) => p,
+        Err(e) => {
+            return General::Unknown(format!(
+                "{} pairs of writers of the same key is more than the solver takes ({})",
+                e.0, opts.max_pairs
+            ))
+        }
+    };
+    let mut g = Acyclic::new(&order);
+    // Known edges follow the initial order, so these inserts never reorder.
+    for &(f, t, _) in &p.known {
+        if let Err(cyc) = g.add(f, t, FIXED) {
+            return General::Refuted {
+                how: "known edges",
+                seed: txns_of(&p, &cyc),
+            };
+        }
+    }
+    let mut state = vec![None; p.constraints.len()];
+    let open = match prune(&p, &mut g, &mut state, opts.deadline) {
+        Pruned::Open(open) => open,
+        Pruned::Contradiction(cyc) => {
+            let mut seed = txns_of(&p, &cyc);
+            seed.extend(
+                witness_cycles
+                    .iter()
+                    .flat_map(|c| c.edges.iter().map(|e| e.from)),
+            );
+            return General::Refuted {
+                how: "pruning",
+                seed,
+            };
+        }
+        Pruned::OutOfTime => {
+            return General::Unknown("the time budget ran out while pruning".into())
+        }
+    };
+    if open.is_empty() {
+        return General::Ok { how: "pruning" };
+    }
+    let polarity: Vec<bool> = open
+        .iter()
+        .map(|&c| {
+            let c = &p.constraints[c as usize];
+            commit_pos(c.a) < commit_pos(c.b)
+        })
+        .collect();
+    match solve(&p, g, &open, &polarity, opts.deadline, opts.strategy) {
+        Solved::Sat(_) => General::Ok { how: "solver" },
+        Solved::Unsat => General::Refuted {
+            how: "solver",
+            seed: witness_cycles
+                .iter()
+                .flat_map(|c| c.edges.iter().map(|e| e.from))
+                .collect(),
+        },
+        Solved::OutOfTime => General::Unknown(format!(
+            "the time budget ran out in the solver ({} constraints left after pruning)",
+            open.len()
+        )),
+    }
+}
+
+/// A dependency graph over a polygraph's nodes with the given edges.
+pub(crate) fn graph_of(p: &Polygraph, edges: impl Iterator<Item = NodeEdge>) -> DepGraph {
+    let mut b: GraphBuilder<Label> = GraphBuilder::new(p.nodes);
+    for (f, t, l) in edges {
+        b.edge(f, t, l);
+    }
+    DepGraph::from_builder(b, p.model, p.txns)
+}
+
+/// The transactions a node-level cycle passes through.
+fn txns_of(p: &Polygraph, cyc: &[(u32, u32, u32)]) -> Vec<u32> {
+    let mut out: Vec<u32> = cyc.iter().filter_map(|&(f, _, _)| p.txn_of(f)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A topological order of the known graph, ties broken by time: a begin
+/// node by its transaction's start, a commit (or SER) node by its end.
+/// `None` if the graph has a cycle.
+fn topo_order(ix: &Index, p: &Polygraph) -> Option<Vec<u32>> {
+    let h = ix.history;
+    let timed = h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
+    let time = |t: u32, commit: bool| -> u64 {
+        let x = &h.txns[t as usize];
+        if !timed {
+            return 2 * t as u64 + u64::from(commit);
+        }
+        let s = x.start.unwrap_or(0);
+        if commit {
+            x.end.unwrap_or(s)
+        } else {
+            s
+        }
+    };
+    let prio = |v: u32| -> u64 {
+        match p.model {
+            Model::Ser if (v as usize) < p.txns => time(v, true),
+            Model::Si if (v as usize) < 2 * p.txns => time(v / 2, v % 2 == 1),
+            _ => 0, // time nodes: as early as allowed
+        }
+    };
+    let n = p.nodes;
+    let mut indeg = vec![0u32; n];
+    let mut offsets = vec![0u32; n + 1];
+    for &(f, t, _) in &p.known {
+        indeg[t as usize] += 1;
+        offsets[f as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut adj = vec![0u32; p.known.len()];
+    for &(f, t, _) in &p.known {
+        adj[fill[f as usize] as usize] = t;
+        fill[f as usize] += 1;
+    }
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
+        .filter(|&v| indeg[v as usize] == 0)
+        .map(|v| Reverse((prio(v), v)))
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((_, v))) = heap.pop() {
+        order.push(v);
+        for i in offsets[v as usize]..offsets[v as usize + 1] {
+            let w = adj[i as usize];
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                heap.push(Reverse((prio(w), w)));
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+/// Each key's writers, in the order of their commit nodes.
+fn witness_order(ix: &Index, commit_pos: &impl Fn(u32) -> u32) -> VersionOrder {
+    let mut per_key: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ix.keys.len()];
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            per_key[w.key as usize].push((commit_pos(t), t));
+        }
+    }
+    let mut vo = VersionOrder::new();
+    for (k, ws) in per_key.iter_mut().enumerate() {
+        ws.sort_unstable();
+        let mut prev = INIT;
+        for &(_, t) in ws.iter() {
+            vo.link(k as u32, prev, t, Why::Chosen);
+            prev = t;
+        }
+    }
+    vo
+}

@@ -1,0 +1,366 @@
+//! Polygraphs: what a black-box history fixes, and what it leaves open.
+//!
+//! Without a read before every write, the version order of a key is
+//! unknown, and checking SER or SI is NP-complete. A polygraph (Papadimitriou;
+//! Cobra; PolySI's generalized form) keeps the *known* edges (wr, session,
+//! real time, and every write-write order the history forces) and, for each
+//! pair of transactions A, B that write a common key, one binary
+//! *constraint*: either A's writes come first, with `A →ww B` and
+//! `R →rw B` for every R that read A's version, or the other way round.
+//! Constraints of one pair on several keys are one choice (mixing orders
+//! across keys closes a cycle anyway), which keeps the encoding compact.
+//!
+//! The history satisfies the level iff some choice for every constraint
+//! leaves the graph acyclic. In the SER model nodes are transactions; in
+//! the SI model they are begin/commit nodes (Viper's BC-polygraph), so the
+//! same machinery decides both.
+//!
+//! What the history forces:
+//! * a transaction that read `x` from W and then wrote `x` comes right
+//!   after W on `x`, and one that read `x` as absent and wrote it comes
+//!   first;
+//! * a transaction that read `x` as absent precedes (rw) every writer of x;
+//! * two transactions that read the same version and both overwrote it
+//!   are a lost update, whatever the order (reported, not encoded).
+
+use std::ops::Range;
+use std::time::Instant;
+
+use rustc_hash::FxHashMap;
+
+use crate::acyclic::{Acyclic, TaggedEdge, FIXED};
+use crate::depgraph::{add_wr_edges, map_edge, Dep, Edges, Label, Model, Why};
+use crate::graph::GraphBuilder;
+use crate::index::{Index, INIT};
+
+/// One node-level edge.
+pub type NodeEdge = (u32, u32, Label);
+
+/// A choice between two orders of transactions `a < b` (ids): `true`
+/// means `a` wrote first.
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub a: u32,
+    pub b: u32,
+    /// Edges when `a` comes first, and when `b` comes first.
+    sides: [Range<u32>; 2],
+}
+
+/// Two transactions that read the same version of a key and both wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostUpdate {
+    pub key: u32,
+    pub base: u32,
+    pub a: u32,
+    pub b: u32,
+}
+
+/// The polygraph of a history at a level.
+pub struct Polygraph {
+    pub model: Model,
+    /// Graph nodes: transaction (or begin/commit) nodes, then time nodes.
+    pub nodes: usize,
+    pub txns: usize,
+    /// Edges every version order has.
+    pub known: Vec<NodeEdge>,
+    pub constraints: Vec<Constraint>,
+    side_edges: Vec<NodeEdge>,
+    /// Lost updates found while building.
+    pub lost_updates: Vec<LostUpdate>,
+}
+
+/// Too many constraints to build within the memory we allow ourselves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLarge(pub u64);
+
+impl Polygraph {
+    /// Builds the polygraph of the committed transactions of `ix`; without
+    /// `with_constraints`, only the known edges (cheap: linear).
+    pub fn build(
+        ix: &Index,
+        model: Model,
+        sessions: bool,
+        realtime: bool,
+        with_constraints: bool,
+        max_pairs: u64,
+    ) -> Result<Polygraph, TooLarge> {
+        let n = ix.len();
+        let mut b = GraphBuilder::new(0);
+        let mut e = Edges::new(&mut b, model, n);
+        e.structure(ix, sessions, realtime);
+        add_wr_edges(ix, &mut e);
+
+        // Writers of each key, readers of each version.
+        let nk = ix.keys.len();
+        let mut writers: Vec<Vec<u32>> = vec![Vec::new(); nk];
+        for t in ix.committed_txns() {
+            for w in ix.writes(t) {
+                writers[w.key as usize].push(t);
+            }
+        }
+        let pairs: u64 = writers
+            .iter()
+            .map(|w| (w.len() as u64) * (w.len().saturating_sub(1) as u64) / 2)
+            .sum();
+        if with_constraints && pairs > max_pairs {
+            return Err(TooLarge(pairs));
+        }
+        let mut readers: FxHashMap<(u32, u32), Vec<(u32, bool)>> = FxHashMap::default();
+        for r in ix.committed_txns() {
+            for rd in ix.reads(r) {
+                if rd.writer == INIT || ix.committed[rd.writer as usize] {
+                    readers
+                        .entry((rd.key, rd.writer))
+                        .or_default()
+                        .push((r, rd.predicate));
+                }
+            }
+        }
+        // Read-modify-writes: (key, base) -> the writers that read base.
+        let mut rmw: FxHashMap<(u32, u32), Vec<u32>> = FxHashMap::default();
+        for t in ix.committed_txns() {
+            for w in ix.writes(t) {
+                if let Some(r) = ix.reads(t).iter().find(|r| r.key == w.key && r.op < w.op) {
+                    rmw.entry((w.key, r.writer)).or_default().push(t);
+                }
+            }
+        }
+        let mut lost_updates = Vec::new();
+        // (key, txn) -> the version it must directly follow, when forced.
+        let mut follows: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        for (&(k, base), ts) in &rmw {
+            if ts.len() > 1 {
+                for w in ts.windows(2) {
+                    lost_updates.push(LostUpdate {
+                        key: k,
+                        base,
+                        a: w[0],
+                        b: w[1],
+                    });
+                }
+            } else {
+                follows.insert((k, ts[0]), base);
+            }
+        }
+        lost_updates.sort_by_key(|l| (l.key, l.base, l.a, l.b));
+
+        let mut known: Vec<NodeEdge> = b.edges().to_vec();
+        let mut push_known = |from: u32, to: u32, l: Label| {
+            if from != to {
+                let (f, t) = map_edge(model, from, to, l.dep);
+                known.push((f, t, l));
+            }
+        };
+        let rw = |k: u32, read_from: u32, pred: bool, why: Why| Label {
+            dep: Dep::Rw,
+            why,
+            predicate: pred,
+            key: k,
+            read_from,
+        };
+        let ww = |k: u32, before: u32, why: Why| Label {
+            dep: Dep::Ww,
+            why,
+            predicate: false,
+            key: k,
+            read_from: before,
+        };
+
+        let side_edges =
+            |k: u32, first: u32, second: u32, why: Why, out: &mut dyn FnMut(u32, u32, Label)| {
+                out(first, second, ww(k, first, why));
+                if let Some(rs) = readers.get(&(k, first)) {
+                    for &(r, pred) in rs {
+                        if r != second {
+                            out(r, second, rw(k, first, pred, Why::Observed));
+                        }
+                    }
+                }
+            };
+        for (k, ws) in writers.iter().enumerate() {
+            let k = k as u32;
+            // Reading the initial version precedes every writer.
+            if let Some(rs) = readers.get(&(k, INIT)) {
+                for &(r, pred) in rs {
+                    for &w in ws {
+                        push_known(r, w, rw(k, INIT, pred, Why::Observed));
+                    }
+                }
+            }
+            // Read-modify-writes fix their place in the order.
+            for &t in ws {
+                match follows.get(&(k, t)) {
+                    Some(&INIT) => {
+                        for &s in ws {
+                            if s != t {
+                                side_edges(k, t, s, Why::Rmw, &mut |x, y, l| push_known(x, y, l));
+                            }
+                        }
+                    }
+                    Some(&base) => {
+                        side_edges(k, base, t, Why::Rmw, &mut |x, y, l| push_known(x, y, l))
+                    }
+                    None => {}
+                }
+            }
+        }
+
+        // Pending constraint sides: (constraint, side, from txn, to txn, label).
+        let mut pending: Vec<(u32, u8, u32, u32, Label)> = Vec::new();
+        let mut cons_of: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut constraints: Vec<Constraint> = Vec::new();
+        for (k, ws) in writers.iter().enumerate() {
+            if !with_constraints {
+                break;
+            }
+            let k = k as u32;
+            for i in 0..ws.len() {
+                for j in i + 1..ws.len() {
+                    let (a, bb) = if ws[i] < ws[j] {
+                        (ws[i], ws[j])
+                    } else {
+                        (ws[j], ws[i])
+                    };
+                    // Already ordered by a read-modify-write?
+                    let fa = follows.get(&(k, a)).copied();
+                    let fb = follows.get(&(k, bb)).copied();
+                    if fb == Some(a) || fa == Some(INIT) || fa == Some(bb) || fb == Some(INIT) {
+                        continue;
+                    }
+                    let c = *cons_of.entry((a, bb)).or_insert_with(|| {
+                        constraints.push(Constraint {
+                            a,
+                            b: bb,
+                            sides: [0..0, 0..0],
+                        });
+                        (constraints.len() - 1) as u32
+                    });
+                    side_edges(k, a, bb, Why::Chosen, &mut |x, y, l| {
+                        pending.push((c, 0, x, y, l))
+                    });
+                    side_edges(k, bb, a, Why::Chosen, &mut |x, y, l| {
+                        pending.push((c, 1, x, y, l))
+                    });
+                }
+            }
+        }
+        pending.sort_by_key(|p| (p.0, p.1));
+        let mut side_edges: Vec<NodeEdge> = Vec::with_capacity(pending.len());
+        let mut i = 0;
+        while i < pending.len() {
+            let (c, s) = (pending[i].0, pending[i].1);
+            let start = side_edges.len() as u32;
+            while i < pending.len() && pending[i].0 == c && pending[i].1 == s {
+                let (_, _, x, y, l) = pending[i];
+                if x != y {
+                    let (f, t) = map_edge(model, x, y, l.dep);
+                    side_edges.push((f, t, l));
+                }
+                i += 1;
+            }
+            constraints[c as usize].sides[s as usize] = start..side_edges.len() as u32;
+        }
+        Ok(Polygraph {
+            model,
+            nodes: b.node_count(),
+            txns: n,
+            known,
+            constraints,
+            side_edges,
+            lost_updates,
+        })
+    }
+
+    /// The edges of one side of a constraint (`first_a`: `a` writes first).
+    pub fn side(&self, c: usize, first_a: bool) -> &[NodeEdge] {
+        let r = &self.constraints[c].sides[usize::from(!first_a)];
+        &self.side_edges[r.start as usize..r.end as usize]
+    }
+
+    /// The transaction a node belongs to (`None` for time nodes).
+    pub fn txn_of(&self, node: u32) -> Option<u32> {
+        match self.model {
+            Model::Ser if (node as usize) < self.txns => Some(node),
+            Model::Si if (node as usize) < 2 * self.txns => Some(node / 2),
+            _ => None,
+        }
+    }
+}
+
+/// What pruning concluded.
+pub enum Pruned {
+    /// Every constraint still open is in `open`; the rest are decided in
+    /// the state vector and their edges added to the graph.
+    Open(Vec<u32>),
+    /// Both sides of a constraint close a cycle (or the known edges do):
+    /// no version order works.
+    Contradiction(Vec<TaggedEdge>),
+    /// The time budget ran out.
+    OutOfTime,
+}
+
+/// Decides constraints whose one side would close a cycle with what is
+/// known, adds the other side as known, and repeats until nothing changes
+/// (PolySI's pruning). Sound and complete: only impossible sides are
+/// removed.
+#[allow(clippy::needless_range_loop)]
+pub fn prune(
+    p: &Polygraph,
+    g: &mut Acyclic,
+    state: &mut [Option<bool>],
+    deadline: Option<Instant>,
+) -> Pruned {
+    loop {
+        let mut changed = false;
+        for c in 0..p.constraints.len() {
+            if state[c].is_some() {
+                continue;
+            }
+            if c % 1024 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+                return Pruned::OutOfTime;
+            }
+            let a_bad = p.side(c, true).iter().any(|&(f, t, _)| g.would_cycle(f, t));
+            let b_bad = p
+                .side(c, false)
+                .iter()
+                .any(|&(f, t, _)| g.would_cycle(f, t));
+            let choice = match (a_bad, b_bad) {
+                (true, true) => {
+                    // Show the cycle of the second side.
+                    return Pruned::Contradiction(first_cycle(p, g, c, false));
+                }
+                (true, false) => false,
+                (false, true) => true,
+                (false, false) => continue,
+            };
+            for &(f, t, _) in p.side(c, choice) {
+                if let Err(cyc) = g.add(f, t, FIXED) {
+                    return Pruned::Contradiction(cyc);
+                }
+            }
+            state[c] = Some(choice);
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+    Pruned::Open(
+        (0..p.constraints.len() as u32)
+            .filter(|&c| state[c as usize].is_none())
+            .collect(),
+    )
+}
+
+/// The cycle a side's first offending edge closes.
+fn first_cycle(p: &Polygraph, g: &mut Acyclic, c: usize, first_a: bool) -> Vec<TaggedEdge> {
+    let cp = g.checkpoint();
+    for &(f, t, _) in p.side(c, first_a) {
+        if let Err(cyc) = g.add(f, t, FIXED) {
+            g.undo_to(cp);
+            return cyc;
+        }
+    }
+    g.undo_to(cp);
+    Vec::new()
+}

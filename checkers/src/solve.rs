@@ -1,0 +1,207 @@
+//! Solving the constraints that pruning leaves: CDCL SAT (batsat) with an
+//! acyclicity theory, in the style of MonoSAT.
+//!
+//! Each open constraint is one boolean. As the SAT solver assigns them, the
+//! theory adds the chosen side's edges to a Pearce–Kelly graph
+//! ([`Acyclic`]); an edge that closes a cycle is a conflict, explained by
+//! the literals whose edges form the cycle. The solver learns that clause
+//! and backjumps; the theory undoes edges level by level. Initial
+//! polarities come from a witness order, so a history that is nearly right
+//! is repaired rather than searched.
+//!
+//! A second strategy, [`Strategy::Lazy`], solves without the theory and
+//! adds one cycle clause per round; it exists to measure the first against.
+
+use std::time::Instant;
+
+use batsat::{
+    callbacks::Callbacks, lbool, theory::TheoryArg, Lit, Solver, SolverInterface, SolverOpts,
+    Theory, Var,
+};
+
+use crate::acyclic::{Acyclic, TaggedEdge, FIXED};
+use crate::polygraph::Polygraph;
+
+/// How to search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// CDCL with the acyclicity theory checking every partial assignment.
+    Theory,
+    /// Full assignments, one learned cycle clause per round.
+    Lazy,
+}
+
+/// The answer of the solver.
+pub enum Solved {
+    /// A choice for every open constraint (indexed like `open`).
+    Sat(Vec<bool>),
+    /// No choice works.
+    Unsat,
+    /// The deadline passed.
+    OutOfTime,
+}
+
+struct Deadline(Option<Instant>);
+
+impl Callbacks for Deadline {
+    fn stop(&self) -> bool {
+        self.0.is_some_and(|d| Instant::now() > d)
+    }
+}
+
+struct AcyclicTheory<'a> {
+    p: &'a Polygraph,
+    g: Acyclic,
+    /// Constraint of each SAT variable.
+    open: &'a [u32],
+    /// Per decision level: (graph checkpoint, trail position processed).
+    levels: Vec<(usize, usize)>,
+    processed: usize,
+    lemma: Vec<Lit>,
+}
+
+impl AcyclicTheory<'_> {
+    fn check(&mut self, acts: &mut TheoryArg) {
+        let model = acts.model();
+        while self.processed < model.len() {
+            let lit = model[self.processed];
+            self.processed += 1;
+            let v = lit.var().idx() as usize;
+            let c = self.open[v] as usize;
+            let tag = lit.idx();
+            for &(f, t, _) in self.p.side(c, lit.sign()) {
+                if let Err(cyc) = self.g.add(f, t, tag) {
+                    self.lemma.clear();
+                    explain(&cyc, &mut self.lemma);
+                    acts.raise_conflict(&self.lemma, false);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The clause forbidding a cycle: not all of its guessed edges.
+fn explain(cyc: &[TaggedEdge], out: &mut Vec<Lit>) {
+    for &(_, _, tag) in cyc {
+        if tag != FIXED {
+            let l = !lit_of_idx(tag);
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+}
+
+fn lit_of_idx(idx: u32) -> Lit {
+    Lit::new(Var::unsafe_from_idx(idx >> 1), idx & 1 == 0)
+}
+
+impl Theory for AcyclicTheory<'_> {
+    fn final_check(&mut self, acts: &mut TheoryArg) {
+        self.check(acts);
+    }
+
+    fn partial_check(&mut self, acts: &mut TheoryArg) {
+        self.check(acts);
+    }
+
+    fn create_level(&mut self) {
+        self.levels.push((self.g.checkpoint(), self.processed));
+    }
+
+    fn pop_levels(&mut self, n: usize) {
+        let keep = self.levels.len() - n;
+        let (cp, pos) = self.levels[keep];
+        self.levels.truncate(keep);
+        self.g.undo_to(cp);
+        self.processed = pos;
+    }
+
+    fn n_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    fn explain_propagation(&mut self, _p: Lit) -> &[Lit] {
+        unreachable!("the acyclicity theory does not propagate")
+    }
+}
+
+/// Solves the open constraints over the graph `g` (which holds every known
+/// and pruned edge). `polarity[i]` is the preferred choice for `open[i]`.
+pub fn solve(
+    p: &Polygraph,
+    g: Acyclic,
+    open: &[u32],
+    polarity: &[bool],
+    deadline: Option<Instant>,
+    strategy: Strategy,
+) -> Solved {
+    let mut s: Solver<Deadline> = Solver::new(SolverOpts::default(), Deadline(deadline));
+    let vars: Vec<Var> = polarity
+        .iter()
+        .map(|&pol| s.new_var(lbool::new(pol), true))
+        .collect();
+    match strategy {
+        Strategy::Theory => {
+            let mut th = AcyclicTheory {
+                p,
+                g,
+                open,
+                levels: Vec::new(),
+                processed: 0,
+                lemma: Vec::new(),
+            };
+            let r = s.solve_limited_preserving_trail_th(&mut th, &[]);
+            if r == lbool::TRUE {
+                let out = vars
+                    .iter()
+                    .map(|&v| s.value_var(v) == lbool::TRUE)
+                    .collect();
+                s.pop_model(&mut th);
+                Solved::Sat(out)
+            } else if r == lbool::FALSE {
+                Solved::Unsat
+            } else {
+                Solved::OutOfTime
+            }
+        }
+        Strategy::Lazy => {
+            let mut g = g;
+            loop {
+                let r = s.solve_limited(&[]);
+                if r == lbool::FALSE {
+                    return Solved::Unsat;
+                }
+                if r != lbool::TRUE {
+                    return Solved::OutOfTime;
+                }
+                let choice: Vec<bool> = vars
+                    .iter()
+                    .map(|&v| s.value_var(v) == lbool::TRUE)
+                    .collect();
+                let cp = g.checkpoint();
+                let mut clause = Vec::new();
+                'outer: for (i, &c) in open.iter().enumerate() {
+                    let lit = Lit::new(vars[i], choice[i]);
+                    for &(f, t, _) in p.side(c as usize, choice[i]) {
+                        if let Err(cyc) = g.add(f, t, lit.idx()) {
+                            explain(&cyc, &mut clause);
+                            break 'outer;
+                        }
+                    }
+                }
+                g.undo_to(cp);
+                if clause.is_empty() {
+                    return Solved::Sat(choice);
+                }
+                if !s.add_clause_reuse(&mut clause) {
+                    return Solved::Unsat;
+                }
+                if deadline.is_some_and(|d| Instant::now() > d) {
+                    return Solved::OutOfTime;
+                }
+            }
+        }
+    }
+}

