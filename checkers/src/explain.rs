@@ -113,7 +113,15 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             } else {
                 " read"
             };
-            let reason = if l.read_from == INIT {
+            let reason = if l.why == Why::Chosen {
+                format!(
+                    "{}{how} {kk}={} (written by {}), and {} wrote a later version of {kk} ({nv})",
+                    tn(ix, from),
+                    show(v),
+                    tn(ix, l.read_from),
+                    tn(ix, to)
+                )
+            } else if l.read_from == INIT {
                 format!(
                     "{}{how} {kk} as absent, and {} wrote the first version of {kk} ({nv})",
                     tn(ix, from),

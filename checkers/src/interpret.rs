@@ -237,6 +237,12 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
     }
     let (_, _, cycle) = best?;
     let mut a = cycle_anomaly(&sub, &cycle);
+    // Every transaction of the refuted set matters, not only the cycle's.
+    for t in 0..sub.len() as u32 {
+        if !a.txns.iter().any(|v| v.id == h.txns[t as usize].id) {
+            a.txns.push(crate::explain::txn_view(&sub, t));
+        }
+    }
     // Show the transactions as the history has them, all ops included.
     for tv in &mut a.txns {
         if let Some(orig) = ix.history.txns.iter().find(|t| t.id == tv.id) {

@@ -172,7 +172,7 @@ impl Polygraph {
                 if let Some(rs) = readers.get(&(k, first)) {
                     for &(r, pred) in rs {
                         if r != second {
-                            out(r, second, rw(k, first, pred, Why::Observed));
+                            out(r, second, rw(k, first, pred, why));
                         }
                     }
                 }
