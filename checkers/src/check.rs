@@ -123,7 +123,12 @@ fn decide(
 ) -> Outcome {
     let mut anomalies = Vec::new();
     let mut also_fails = Vec::new();
-    for f in &ix.findings {
+    let list_findings = if ix.history.has_lists() {
+        crate::lists::list_orders(ix).findings
+    } else {
+        Vec::new()
+    };
+    for f in ix.findings.iter().chain(&list_findings) {
         if forbids(level, f.kind, Scope::Item) {
             if explain {
                 anomalies.push(finding_anomaly(ix, f));
@@ -142,10 +147,7 @@ fn decide(
             level.title()
         ));
         (Verdict::Unknown, "none")
-    } else if ix.history.has_lists() {
-        notes.push("list-append histories are not supported yet".into());
-        (Verdict::Unknown, "none")
-    } else if not_mini(ix).is_none() {
+    } else if !ix.history.has_lists() && not_mini(ix).is_none() {
         let (vo, div) = version_order(ix);
         known_order(
             ix,

@@ -279,6 +279,11 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
             tn(ix, t),
             show(op.written().map(|(_, v)| v))
         ),
+        AnomalyKind::IncompatibleOrder => format!(
+            "{}'s read of list {kk} does not agree with another read of {kk}: neither is a prefix of the other, or a transaction's appends are split",
+            tn(ix, t)
+        ),
+        AnomalyKind::DuplicateElements => format!("{}'s read of list {kk} holds an element twice", tn(ix, t)),
         other => format!("{} shows {}", tn(ix, t), other.name()),
     };
     let mut txns = vec![txn_view(ix, t)];

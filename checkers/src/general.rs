@@ -82,9 +82,24 @@ pub enum General {
 
 /// Runs the general check of one level.
 pub fn check_general(ix: &Index, level: Level, opts: &GeneralOptions) -> General {
+    let chains = if ix.history.has_lists() {
+        crate::lists::list_orders(ix).chains
+    } else {
+        Default::default()
+    };
+    check_with_chains(ix, level, opts, &chains)
+}
+
+/// The general check, with the version order of some keys already known.
+pub fn check_with_chains(
+    ix: &Index,
+    level: Level,
+    opts: &GeneralOptions,
+    chains: &rustc_hash::FxHashMap<u32, Vec<u32>>,
+) -> General {
     let model = model_of(level);
     let (sessions, realtime) = (level.uses_sessions(), level.uses_real_time());
-    let known = match Polygraph::build(ix, model, sessions, realtime, false, 0) {
+    let known = match Polygraph::build(ix, model, sessions, realtime, chains, false, 0) {
         Ok(p) => p,
         Err(_) => unreachable!("no constraints requested"),
     };
@@ -123,7 +138,7 @@ pub fn check_general(ix: &Index, level: Level, opts: &GeneralOptions) -> General
         return General::Unknown("the time budget ran out before the solver started".into());
     }
     // 3. Polygraph: prune, then solve.
-    let p = match Polygraph::build(ix, model, sessions, realtime, true, opts.max_pairs) {
+    let p = match Polygraph::build(ix, model, sessions, realtime, chains, true, opts.max_pairs) {
         Ok(p) => p,
         Err(e) => {
             return General::Unknown(format!(

@@ -67,8 +67,19 @@ pub fn sub_history(ix: &Index, set: &[u32]) -> History {
                     }
                 }
                 Op::ReadList { key, values } => {
+                    // Keep the elements written inside the set: filtering
+                    // every read alike keeps prefixes prefixes.
                     if keep_value(key, values.as_ref().and_then(|v| v.last().copied())) {
-                        ops.push(op.clone());
+                        let values = values.as_ref().map(|vs| {
+                            vs.iter()
+                                .copied()
+                                .filter(|&v| keep_value(key, Some(v)))
+                                .collect()
+                        });
+                        ops.push(Op::ReadList {
+                            key: key.clone(),
+                            values,
+                        });
                     }
                 }
                 Op::RangeRead { lo, hi, rows } => {
@@ -207,7 +218,12 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
     let sub = Index::new(&h);
     let model = crate::general::model_of(level);
     let (sessions, realtime) = (level.uses_sessions(), level.uses_real_time());
-    let p = Polygraph::build(&sub, model, sessions, realtime, true, 1 << 20).ok()?;
+    let chains = if h.has_lists() {
+        crate::lists::list_orders(&sub).chains
+    } else {
+        Default::default()
+    };
+    let p = Polygraph::build(&sub, model, sessions, realtime, &chains, true, 1 << 20).ok()?;
     let n = p.constraints.len();
     let mut best: Option<(usize, usize, Cycle)> = None;
     let mut consider = |c: Cycle| {

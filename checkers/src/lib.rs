@@ -36,6 +36,7 @@ pub mod graph;
 pub mod index;
 pub mod interpret;
 pub mod lattice;
+pub mod lists;
 pub mod mini;
 pub mod oracle;
 pub mod polygraph;

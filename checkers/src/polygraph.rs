@@ -81,6 +81,7 @@ impl Polygraph {
         model: Model,
         sessions: bool,
         realtime: bool,
+        chains: &FxHashMap<u32, Vec<u32>>,
         with_constraints: bool,
         max_pairs: u64,
     ) -> Result<Polygraph, TooLarge> {
@@ -98,9 +99,23 @@ impl Polygraph {
                 writers[w.key as usize].push(t);
             }
         }
+        // Writers a known chain does not place, per chained key.
+        let mut unplaced: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (&k, chain) in chains {
+            let rest: Vec<u32> = writers[k as usize]
+                .iter()
+                .copied()
+                .filter(|w| !chain.contains(w))
+                .collect();
+            unplaced.insert(k, rest);
+        }
         let pairs: u64 = writers
             .iter()
-            .map(|w| (w.len() as u64) * (w.len().saturating_sub(1) as u64) / 2)
+            .enumerate()
+            .map(|(k, w)| {
+                let n = unplaced.get(&(k as u32)).map_or(w.len(), Vec::len) as u64;
+                n * n.saturating_sub(1) / 2
+            })
             .sum();
         if with_constraints && pairs > max_pairs {
             return Err(TooLarge(pairs));
@@ -187,6 +202,22 @@ impl Polygraph {
                     }
                 }
             }
+            // A known chain (list reads, database timestamps) fixes the order
+            // of the writers it names; the others come after all of them.
+            if let Some(chain) = chains.get(&k) {
+                for w in chain.windows(2) {
+                    side_edges(k, w[0], w[1], Why::ListOrder, &mut |x, y, l| {
+                        push_known(x, y, l)
+                    });
+                }
+                if let Some(&last) = chain.last() {
+                    for &u in &unplaced[&k] {
+                        side_edges(k, last, u, Why::ListOrder, &mut |x, y, l| {
+                            push_known(x, y, l)
+                        });
+                    }
+                }
+            }
             // Read-modify-writes fix their place in the order.
             for &t in ws {
                 match follows.get(&(k, t)) {
@@ -214,6 +245,7 @@ impl Polygraph {
                 break;
             }
             let k = k as u32;
+            let ws: &[u32] = unplaced.get(&k).map_or(ws.as_slice(), Vec::as_slice);
             for i in 0..ws.len() {
                 for j in i + 1..ws.len() {
                     let (a, bb) = if ws[i] < ws[j] {
