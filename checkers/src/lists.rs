@@ -91,31 +91,28 @@ pub fn list_orders(ix: &Index) -> ListOrders {
                         bad = true;
                         break;
                     }
-                    Some(l) => {
-                        if segs.last() != Some(&l.txn) {
-                            if segs.contains(&l.txn) {
-                                out.findings
-                                    .push(finding(AnomalyKind::IncompatibleOrder, Some(l.txn)));
-                                bad = true;
-                                break;
-                            }
-                            // The previous writer's segment must have ended
-                            // with its last append to this key.
-                            if i > 0 {
-                                if let Some(p) = ix.writer.get(&(k, vs[i - 1])) {
-                                    if !p.last && p.txn != l.txn {
-                                        out.findings.push(finding(
-                                            AnomalyKind::IntermediateRead,
-                                            Some(p.txn),
-                                        ));
-                                        bad = true;
-                                        break;
-                                    }
+                    Some(l) if segs.last() != Some(&l.txn) => {
+                        if segs.contains(&l.txn) {
+                            out.findings
+                                .push(finding(AnomalyKind::IncompatibleOrder, Some(l.txn)));
+                            bad = true;
+                            break;
+                        }
+                        // The previous writer's segment must have ended with
+                        // its last append to this key.
+                        if i > 0 {
+                            if let Some(p) = ix.writer.get(&(k, vs[i - 1])) {
+                                if !p.last && p.txn != l.txn {
+                                    out.findings
+                                        .push(finding(AnomalyKind::IntermediateRead, Some(p.txn)));
+                                    bad = true;
+                                    break;
                                 }
                             }
-                            segs.push(l.txn);
                         }
+                        segs.push(l.txn);
                     }
+                    Some(_) => {}
                     None => {}
                 }
             }
