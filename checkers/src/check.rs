@@ -13,7 +13,7 @@ use history::{History, Level};
 
 use crate::anomaly::Scope;
 use crate::cycles::{classify, find_cycles, Cycle};
-use crate::depgraph::{DepGraph, Model, VersionOrder};
+use crate::depgraph::{DepGraph, Model, Orders, VersionOrder};
 use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
 use crate::general::{check_general, General, GeneralOptions};
 use crate::index::Index;
@@ -147,7 +147,7 @@ fn decide(
             level.title()
         ));
         (Verdict::Unknown, "none")
-    } else if !ix.history.has_lists() && not_mini(ix).is_none() {
+    } else if !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none() {
         let (vo, div) = version_order(ix);
         known_order(
             ix,
@@ -166,6 +166,7 @@ fn decide(
         let deadline = opts.timeout.map(|t| started + t);
         let gopts = GeneralOptions {
             deadline,
+            use_dbts: opts.use_dbts,
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {
@@ -236,8 +237,9 @@ fn known_order(
     } else {
         Model::Si
     };
-    let dg = DepGraph::build(ix, vo, model, level.uses_sessions(), level.uses_real_time());
-    for c in find_cycles(&dg, level.uses_sessions(), level.uses_real_time()) {
+    let orders = Orders::of(level);
+    let dg = DepGraph::build(ix, vo, model, orders);
+    for c in find_cycles(&dg, orders) {
         record_forced_cycle(ix, &c, level, explain, anomalies, also_fails);
     }
 }

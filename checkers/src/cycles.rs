@@ -9,7 +9,7 @@
 //! the smallest set of transactions that shows the anomaly.
 
 use crate::anomaly::{AnomalyKind, CommonName, Scope};
-use crate::depgraph::{Dep, DepGraph, Label, TxnEdge};
+use crate::depgraph::{Dep, DepGraph, Label, Orders, TxnEdge};
 use crate::graph::CycleScratch;
 
 /// A cycle of transactions, with the weakest scope that closes it.
@@ -21,7 +21,7 @@ pub struct Cycle {
 
 fn keep_for(scope: Scope) -> impl Fn(Label) -> bool {
     move |l: Label| match l.dep {
-        Dep::Ww | Dep::Wr | Dep::Rw | Dep::Internal => true,
+        Dep::Ww | Dep::Wr | Dep::Rw | Dep::Internal | Dep::Ts => true,
         Dep::So => scope != Scope::Item,
         Dep::Rt | Dep::RtChain => scope == Scope::RealTime,
     }
@@ -29,7 +29,7 @@ fn keep_for(scope: Scope) -> impl Fn(Label) -> bool {
 
 fn weight(l: Label) -> u32 {
     match l.dep {
-        Dep::Internal | Dep::RtChain => 0,
+        Dep::Internal | Dep::RtChain | Dep::Ts => 0,
         _ => 1,
     }
 }
@@ -37,13 +37,13 @@ fn weight(l: Label) -> u32 {
 /// Every cyclic component's shortest cycle, layer by layer. Components of a
 /// later layer that contain a node already reported are skipped: their
 /// core anomaly is already shown.
-pub fn find_cycles(dg: &DepGraph, sessions: bool, realtime: bool) -> Vec<Cycle> {
+pub fn find_cycles(dg: &DepGraph, orders: Orders) -> Vec<Cycle> {
     let g = &dg.graph;
     let mut scopes = vec![Scope::Item];
-    if sessions || realtime {
+    if orders.sessions || orders.realtime {
         scopes.push(Scope::Session);
     }
-    if realtime {
+    if orders.realtime {
         scopes.push(Scope::RealTime);
     }
     let mut covered = vec![false; g.node_count()];

@@ -38,6 +38,8 @@ pub enum Dep {
     RtChain,
     /// A transaction's begin node to its commit node.
     Internal,
+    /// The database's own timestamp order (white-box checking).
+    Ts,
 }
 
 /// How the history forces an edge, for explanations.
@@ -133,6 +135,28 @@ impl VersionOrder {
     }
 }
 
+/// Which orders besides data dependencies a check must respect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Orders {
+    /// Session order (the session levels, and the real-time ones).
+    pub sessions: bool,
+    /// Real-time order (strong SI, strict serializability).
+    pub realtime: bool,
+    /// The database's own timestamps (`dbts`), for white-box checking.
+    pub timestamps: bool,
+}
+
+impl Orders {
+    /// The orders a level constrains the commit order with.
+    pub fn of(level: history::Level) -> Orders {
+        Orders {
+            sessions: level.uses_sessions() || level.uses_real_time(),
+            realtime: level.uses_real_time(),
+            timestamps: false,
+        }
+    }
+}
+
 /// Which graph to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
@@ -163,16 +187,10 @@ pub struct DepGraph {
 impl DepGraph {
     /// Builds the graph of the committed transactions of `ix` under the
     /// version order `vo`, with session and real-time edges if asked.
-    pub fn build(
-        ix: &Index,
-        vo: &VersionOrder,
-        model: Model,
-        sessions: bool,
-        realtime: bool,
-    ) -> DepGraph {
+    pub fn build(ix: &Index, vo: &VersionOrder, model: Model, orders: Orders) -> DepGraph {
         let mut b = GraphBuilder::new(0);
         let mut e = Edges::new(&mut b, model, ix.len());
-        e.structure(ix, sessions, realtime);
+        e.structure(ix, orders);
         add_data_edges(ix, vo, &mut e);
         DepGraph::from_builder(b, model, ix.len())
     }
@@ -203,12 +221,28 @@ impl DepGraph {
             .iter()
             .position(|p| self.txn_of(p.from).is_some())
             .unwrap_or(0);
-        let mut out = Vec::new();
+        let mut out: Vec<TxnEdge> = Vec::new();
         let mut rt_source: Option<u32> = None;
         for i in 0..path.len() {
             let p = path[(start + i) % path.len()];
             match p.label.dep {
                 Dep::Internal | Dep::RtChain => {}
+                Dep::Ts => {
+                    // A run of timestamp steps is one edge.
+                    if let (Some(f), Some(t)) = (self.txn_of(p.from), self.txn_of(p.to)) {
+                        match out.last_mut() {
+                            Some(last) if last.label.dep == Dep::Ts && last.to == f => last.to = t,
+                            _ => out.push(TxnEdge {
+                                from: f,
+                                to: t,
+                                label: p.label,
+                            }),
+                        }
+                        if out.last().is_some_and(|e| e.from == e.to) {
+                            out.pop();
+                        }
+                    }
+                }
                 Dep::Rt => match (self.txn_of(p.from), self.txn_of(p.to)) {
                     (Some(f), None) => rt_source = Some(f),
                     (None, Some(t)) => {
@@ -276,22 +310,25 @@ impl<'a> Edges<'a> {
 
     /// Begin-to-commit edges (SI), session order and real-time order: the
     /// edges that do not depend on the version order.
-    pub(crate) fn structure(&mut self, ix: &Index, sessions: bool, realtime: bool) {
+    pub(crate) fn structure(&mut self, ix: &Index, orders: Orders) {
         if self.model == Model::Si {
             for t in ix.committed_txns() {
                 self.b
                     .edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
             }
         }
-        if sessions {
+        if orders.sessions {
             for s in &ix.sessions {
                 for w in s.windows(2) {
                     self.dep(w[0], w[1], Label::plain(Dep::So, Why::Order));
                 }
             }
         }
-        if realtime {
+        if orders.realtime {
             add_realtime(ix, self);
+        }
+        if orders.timestamps {
+            add_timestamps(ix, self);
         }
     }
 }
@@ -366,6 +403,34 @@ fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
                 },
             );
         }
+    }
+}
+
+/// The database's timestamp order: every begin at its start timestamp and
+/// every commit at its commit timestamp (a read-only transaction commits at
+/// its start), chained in timestamp order. With commit order as the
+/// version order, a cycle means the reads contradict the timestamps.
+fn add_timestamps(ix: &Index, e: &mut Edges) {
+    let h = ix.history;
+    let mut events: Vec<(u64, u8, u32)> = Vec::new();
+    for t in ix.committed_txns() {
+        let Some(ts) = h.txns[t as usize].dbts else {
+            continue;
+        };
+        let commit = ts.commit.unwrap_or(ts.start);
+        match e.model {
+            Model::Si => {
+                // At equal timestamps a commit is visible to a begin.
+                events.push((ts.start, 1, e.node(t, false)));
+                events.push((commit.max(ts.start), 2, e.node(t, true)));
+            }
+            Model::Ser => events.push((commit, 0, t)),
+        }
+    }
+    events.sort_unstable();
+    let label = Label::plain(Dep::Ts, Why::DbTs);
+    for w in events.windows(2) {
+        e.b.edge(w[0].2, w[1].2, label);
     }
 }
 

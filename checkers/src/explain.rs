@@ -148,6 +148,23 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                 h.txns[from as usize].session
             ),
         ),
+        Dep::Ts => {
+            let ts = |t: u32| h.txns[t as usize].dbts;
+            let (a, b) = (ts(from), ts(to));
+            (
+                EdgeKind::Ts,
+                None,
+                format!(
+                    "the database's timestamps order {} (start {}, commit {}) before {} (start {}, commit {})",
+                    tn(ix, from),
+                    a.map_or("?".into(), |d| d.start.to_string()),
+                    a.and_then(|d| d.commit).map_or("-".into(), |c| c.to_string()),
+                    tn(ix, to),
+                    b.map_or("?".into(), |d| d.start.to_string()),
+                    b.and_then(|d| d.commit).map_or("-".into(), |c| c.to_string()),
+                ),
+            )
+        }
         Dep::Rt | Dep::RtChain | Dep::Internal => {
             let end = h.txns[from as usize].end.unwrap_or(0);
             let start = h.txns[to as usize].start.unwrap_or(0);
@@ -209,6 +226,7 @@ pub fn cycle_anomaly(ix: &Index, c: &Cycle) -> Anomaly {
                 Dep::Wr => "wr",
                 Dep::Rw => "rw",
                 Dep::So => "so",
+                Dep::Ts => "ts",
                 _ => "rt",
             };
             format!("{} -{l}->", tn(ix, e.from))
@@ -415,6 +433,7 @@ pub fn to_dot(a: &Anomaly) -> String {
             EdgeKind::Wr => "darkgreen",
             EdgeKind::So => "gray40",
             EdgeKind::Rt => "orange",
+            EdgeKind::Ts => "purple",
         };
         let k = e.key.as_ref().map(|k| format!(" {k}")).unwrap_or_default();
         let _ = writeln!(

@@ -26,7 +26,7 @@ use history::Level;
 
 use crate::acyclic::{Acyclic, FIXED};
 use crate::cycles::{find_cycles, Cycle};
-use crate::depgraph::{DepGraph, Label, Model, VersionOrder, Why};
+use crate::depgraph::{DepGraph, Label, Model, Orders, VersionOrder, Why};
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
 use crate::polygraph::{prune, NodeEdge, Polygraph, Pruned};
@@ -50,6 +50,9 @@ pub struct GeneralOptions {
     pub skip_witness: bool,
     /// The most writer pairs we build constraints for.
     pub max_pairs: u64,
+    /// Use the database's timestamps: commit order as the version order,
+    /// and each transaction's snapshot at its start timestamp.
+    pub use_dbts: bool,
 }
 
 impl Default for GeneralOptions {
@@ -59,6 +62,7 @@ impl Default for GeneralOptions {
             strategy: Strategy::Theory,
             skip_witness: false,
             max_pairs: 60_000_000,
+            use_dbts: false,
         }
     }
 }
@@ -82,7 +86,9 @@ pub enum General {
 
 /// Runs the general check of one level.
 pub fn check_general(ix: &Index, level: Level, opts: &GeneralOptions) -> General {
-    let chains = if ix.history.has_lists() {
+    let chains = if opts.use_dbts {
+        timestamp_chains(ix)
+    } else if ix.history.has_lists() {
         crate::lists::list_orders(ix).chains
     } else {
         Default::default()
@@ -98,14 +104,15 @@ pub fn check_with_chains(
     chains: &rustc_hash::FxHashMap<u32, Vec<u32>>,
 ) -> General {
     let model = model_of(level);
-    let (sessions, realtime) = (level.uses_sessions(), level.uses_real_time());
-    let known = match Polygraph::build(ix, model, sessions, realtime, chains, false, 0) {
+    let mut orders = Orders::of(level);
+    orders.timestamps = opts.use_dbts;
+    let known = match Polygraph::build(ix, model, orders, chains, false, 0) {
         Ok(p) => p,
         Err(_) => unreachable!("no constraints requested"),
     };
     // 1. Forced anomalies.
     let kg = graph_of(&known, known.known.iter().copied());
-    let cycles = find_cycles(&kg, sessions, realtime);
+    let cycles = find_cycles(&kg, orders);
     if !cycles.is_empty() || !known.lost_updates.is_empty() {
         return General::Forced {
             cycles,
@@ -128,8 +135,8 @@ pub fn check_with_chains(
     let mut witness_cycles: Vec<Cycle> = Vec::new();
     if !opts.skip_witness {
         let vo = witness_order(ix, &commit_pos);
-        let dg = DepGraph::build(ix, &vo, model, sessions, realtime);
-        witness_cycles = find_cycles(&dg, sessions, realtime);
+        let dg = DepGraph::build(ix, &vo, model, orders);
+        witness_cycles = find_cycles(&dg, orders);
         if witness_cycles.is_empty() {
             return General::Ok { how: "witness" };
         }
@@ -138,7 +145,7 @@ pub fn check_with_chains(
         return General::Unknown("the time budget ran out before the solver started".into());
     }
     // 3. Polygraph: prune, then solve.
-    let p = match Polygraph::build(ix, model, sessions, realtime, chains, true, opts.max_pairs) {
+    let p = match Polygraph::build(ix, model, orders, chains, true, opts.max_pairs) {
         Ok(p) => p,
         Err(e) => {
             return General::Unknown(format!(
@@ -200,6 +207,27 @@ pub fn check_with_chains(
             open.len()
         )),
     }
+}
+
+/// White-box version orders: each key's writers in commit-timestamp order
+/// (writers without a commit timestamp are left to the solver).
+pub fn timestamp_chains(ix: &Index) -> rustc_hash::FxHashMap<u32, Vec<u32>> {
+    let mut per_key: rustc_hash::FxHashMap<u32, Vec<(u64, u32)>> = Default::default();
+    for t in ix.committed_txns() {
+        let Some(c) = ix.history.txns[t as usize].dbts.and_then(|d| d.commit) else {
+            continue;
+        };
+        for w in ix.writes(t) {
+            per_key.entry(w.key).or_default().push((c, t));
+        }
+    }
+    per_key
+        .into_iter()
+        .map(|(k, mut ws)| {
+            ws.sort_unstable();
+            (k, ws.into_iter().map(|(_, t)| t).collect())
+        })
+        .collect()
 }
 
 /// A dependency graph over a polygraph's nodes with the given edges.

@@ -217,13 +217,13 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
     let h = sub_history(ix, set);
     let sub = Index::new(&h);
     let model = crate::general::model_of(level);
-    let (sessions, realtime) = (level.uses_sessions(), level.uses_real_time());
+    let orders = crate::depgraph::Orders::of(level);
     let chains = if h.has_lists() {
         crate::lists::list_orders(&sub).chains
     } else {
         Default::default()
     };
-    let p = Polygraph::build(&sub, model, sessions, realtime, &chains, true, 1 << 20).ok()?;
+    let p = Polygraph::build(&sub, model, orders, &chains, true, 1 << 20).ok()?;
     let n = p.constraints.len();
     let mut best: Option<(usize, usize, Cycle)> = None;
     let mut consider = |c: Cycle| {
@@ -241,13 +241,13 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
         for mask in 0u32..(1u32 << n) {
             let chosen = (0..n).flat_map(|c| p.side(c, mask & (1 << c) != 0).iter().copied());
             let dg = graph_of(&p, p.known.iter().copied().chain(chosen));
-            for c in find_cycles(&dg, sessions, realtime) {
+            for c in find_cycles(&dg, orders) {
                 consider(c);
             }
         }
     } else {
         let dg = graph_of(&p, p.known.iter().copied());
-        for c in find_cycles(&dg, sessions, realtime) {
+        for c in find_cycles(&dg, orders) {
             consider(c);
         }
     }

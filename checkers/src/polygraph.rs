@@ -29,7 +29,7 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 use crate::acyclic::{Acyclic, TaggedEdge, FIXED};
-use crate::depgraph::{add_wr_edges, map_edge, Dep, Edges, Label, Model, Why};
+use crate::depgraph::{add_wr_edges, map_edge, Dep, Edges, Label, Model, Orders, Why};
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
 
@@ -79,8 +79,7 @@ impl Polygraph {
     pub fn build(
         ix: &Index,
         model: Model,
-        sessions: bool,
-        realtime: bool,
+        orders: Orders,
         chains: &FxHashMap<u32, Vec<u32>>,
         with_constraints: bool,
         max_pairs: u64,
@@ -88,7 +87,7 @@ impl Polygraph {
         let n = ix.len();
         let mut b = GraphBuilder::new(0);
         let mut e = Edges::new(&mut b, model, n);
-        e.structure(ix, sessions, realtime);
+        e.structure(ix, orders);
         add_wr_edges(ix, &mut e);
 
         // Writers of each key, readers of each version.

@@ -57,6 +57,8 @@ pub enum EdgeKind {
     So,
     /// Real-time order: the source ended before the target started.
     Rt,
+    /// The database's own timestamps order the source before the target.
+    Ts,
 }
 
 impl EdgeKind {
@@ -68,6 +70,7 @@ impl EdgeKind {
             EdgeKind::Rw => "rw",
             EdgeKind::So => "so",
             EdgeKind::Rt => "rt",
+            EdgeKind::Ts => "ts",
         }
     }
 }
