@@ -6,11 +6,13 @@
 //! [`JsonlWriter`] as they go.
 
 pub mod error;
+pub mod formats;
 pub mod jsonl;
 pub mod level;
 pub mod model;
 
 pub use error::ParseError;
+pub use formats::{ExportError, Format, UnknownFormat};
 pub use jsonl::{
     read_jsonl, read_jsonl_file, read_jsonl_str, to_jsonl_string, write_jsonl, JsonlReader,
     JsonlWriter, Record,

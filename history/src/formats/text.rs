@@ -1,0 +1,427 @@
+//! The text format of PolySI, Plume and IsoVista: one operation per line,
+//! `op(key,value,session,txn)`, all integers.
+//!
+//! ```text
+//! w(1,0,0,0)      <- optional explicit init transaction: session 0, txn 0,
+//! w(2,0,0,0)         writing 0 to keys before anything else
+//! w(1,1,1,1)      <- session 1, txn 1 writes 1 to key 1
+//! r(2,0,1,1)      <-   ... and reads key 2 = 0, the initial value
+//! w(2,5,2,-1)     <- txn -1: an aborted write (session 2)
+//! r(1,1,2,3)
+//! ```
+//!
+//! The operations of one `(session, txn)` form one transaction, in file
+//! order; transactions are ordered by their first line, which is also their
+//! session order. Transaction numbers are global in every sample (no number
+//! is used by two sessions), so the transaction id is the file's `txn`; if
+//! numbers repeat across sessions, transactions are numbered 0, 1, 2, ...
+//! in order of first appearance instead.
+//!
+//! `txn = -1` marks an aborted write (Plume's `TextHistoryLoader`): the
+//! aborted writes of a session are gathered in one `Status::Fail`
+//! transaction of that session, placed at its first such line, with the
+//! next free id. Reads marked `-1` are ignored, as Plume does.
+//!
+//! Value `0` is the initial value of every key (the loaders add an init
+//! transaction writing 0 to each key). Exactly what this importer does:
+//!
+//! 1. The *explicit init transaction* is the first transaction of the file
+//!    when it is session 0, txn 0 and all its operations are writes of `0`
+//!    (IsoVista's `pg_ser_bug.txt` and `yugabyte_tcc.txt`).
+//! 2. If it exists and no other (non-aborted) transaction writes `0` to one
+//!    of its keys, it is dropped: its writes are the initial state.
+//!    Otherwise it is kept as an ordinary transaction.
+//! 3. Then a read of `0` is a read of the initial state (`value: None`),
+//!    unless some remaining committed transaction writes `0` to that key, in
+//!    which case it stays `Some(0)` and names that writer.
+//!
+//! The exporter ([`write()`]) writes `ok` transactions as they are, `fail`
+//! ones as aborted writes (`txn -1`, reads dropped), and `info` ones as
+//! committed (reads dropped) when some read observes one of their writes,
+//! else as aborted writes. It needs integer keys, register ops only, and
+//! non-negative keys and values with no written `0` (0 is the initial
+//! value); anything else is refused.
+
+use std::io::Write;
+use std::path::Path;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::error::ParseError;
+use crate::formats::util::{assign_ids, read_bytes, snippet, utf8, zero_reads_to_initial};
+use crate::formats::{ExportError, Format};
+use crate::model::{History, Key, Op, Status, Txn};
+
+/// One parsed line.
+struct Line {
+    write: bool,
+    key: i64,
+    value: i64,
+    session: u64,
+    txn: i64,
+}
+
+fn parse_line(s: &str) -> Result<Line, String> {
+    let bad = || {
+        format!(
+            "expected `r(key,value,session,txn)` or `w(key,value,session,txn)`, found {}",
+            snippet(s)
+        )
+    };
+    let (write, rest) = match s.as_bytes().first() {
+        Some(b'r') => (false, &s[1..]),
+        Some(b'w') => (true, &s[1..]),
+        _ => return Err(bad()),
+    };
+    let inner = rest
+        .trim_start()
+        .strip_prefix('(')
+        .and_then(|r| r.trim_end().strip_suffix(')'))
+        .ok_or_else(bad)?;
+    let mut parts = inner.split(',');
+    let mut field = |name: &str| -> Result<i64, String> {
+        let f = parts
+            .next()
+            .ok_or_else(|| format!("missing the {name} field in {}", snippet(s)))?
+            .trim();
+        f.parse::<i64>()
+            .map_err(|_| format!("the {name} {} is not a 64-bit integer", snippet(f)))
+    };
+    let key = field("key")?;
+    let value = field("value")?;
+    let session = field("session")?;
+    let txn = field("txn")?;
+    if parts.next().is_some() {
+        return Err(format!("too many fields in {} (expected 4)", snippet(s)));
+    }
+    if session < 0 {
+        return Err(format!("negative session {session}"));
+    }
+    if txn < -1 {
+        return Err(format!(
+            "negative txn {txn} (only -1, an aborted write, is allowed)"
+        ));
+    }
+    Ok(Line {
+        write,
+        key,
+        value,
+        session: session as u64,
+        txn,
+    })
+}
+
+/// Parses a history in the text format.
+pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
+    let mut txns: Vec<Txn> = Vec::new();
+    let mut src_ids: Vec<Option<u64>> = Vec::new();
+    let mut by_id: FxHashMap<(u64, i64), usize> = FxHashMap::default();
+    let mut aborted: FxHashMap<u64, usize> = FxHashMap::default();
+    for (n, raw) in input.lines().enumerate() {
+        let s = raw.trim();
+        if s.is_empty() {
+            continue;
+        }
+        let l = parse_line(s).map_err(|m| ParseError::at(path, n + 1, m))?;
+        let key = Key::Int(l.key);
+        if l.txn == -1 {
+            if !l.write {
+                continue;
+            }
+            let i = *aborted.entry(l.session).or_insert_with(|| {
+                txns.push(Txn::new(0, l.session, Status::Fail, Vec::new()));
+                src_ids.push(None);
+                txns.len() - 1
+            });
+            txns[i].ops.push(Op::Write {
+                key,
+                value: l.value,
+            });
+            continue;
+        }
+        let i = *by_id.entry((l.session, l.txn)).or_insert_with(|| {
+            txns.push(Txn::new(0, l.session, Status::Ok, Vec::new()));
+            src_ids.push(Some(l.txn as u64));
+            txns.len() - 1
+        });
+        txns[i].ops.push(if l.write {
+            Op::Write {
+                key,
+                value: l.value,
+            }
+        } else {
+            Op::Read {
+                key,
+                value: Some(l.value),
+            }
+        });
+    }
+    // Aborted-write transactions take the next free ids when the file's
+    // own ids are unique.
+    let first_free = src_ids.iter().flatten().max().map_or(0, |m| m + 1);
+    for (next, id) in (first_free..).zip(src_ids.iter_mut().filter(|i| i.is_none())) {
+        *id = Some(next);
+    }
+    drop_explicit_init(&mut txns, &mut src_ids, &by_id);
+    assign_ids(&mut txns, &src_ids);
+    zero_reads_to_initial(&mut txns);
+    Ok(History::from_txns(txns))
+}
+
+/// Steps 1 and 2 of the module doc: drops the explicit init transaction
+/// when its writes can only be the initial state.
+fn drop_explicit_init(
+    txns: &mut Vec<Txn>,
+    src_ids: &mut Vec<Option<u64>>,
+    by_id: &FxHashMap<(u64, i64), usize>,
+) {
+    let Some(&first) = by_id.get(&(0, 0)) else {
+        return;
+    };
+    let init = &txns[first];
+    let is_init = first == 0
+        && !init.ops.is_empty()
+        && init
+            .ops
+            .iter()
+            .all(|op| matches!(op, Op::Write { value: 0, .. }));
+    if !is_init {
+        return;
+    }
+    let keys: FxHashSet<&Key> = init.ops.iter().filter_map(Op::key).collect();
+    let clash = txns[1..]
+        .iter()
+        .filter(|t| t.status != Status::Fail)
+        .flat_map(|t| t.ops.iter())
+        .any(|op| matches!(op.written(), Some((k, 0)) if keys.contains(k)));
+    if !clash {
+        txns.remove(0);
+        src_ids.remove(0);
+    }
+}
+
+/// Reads a text-format history file.
+pub fn read_file(path: &Path) -> Result<History, ParseError> {
+    let bytes = read_bytes(path)?;
+    parse(utf8(&bytes, Some(path))?, Some(path))
+}
+
+fn unrepresentable(t: &Txn, reason: String) -> ExportError {
+    ExportError::Unrepresentable {
+        format: Format::Text,
+        txn: t.id,
+        reason,
+    }
+}
+
+/// Writes a history in the text format (see the module doc for how
+/// statuses map). What the format cannot carry: times, errors, `kind`,
+/// `dbts`, reads of failed and unknown transactions, empty transactions,
+/// and the grouping of a session's aborted writes into transactions (they
+/// come back as one failed transaction per session).
+pub fn write<W: Write>(h: &History, mut out: W) -> Result<(), ExportError> {
+    // Writes that some read observes decide the fate of `info` transactions.
+    let mut observed: FxHashSet<(i64, i64)> = FxHashSet::default();
+    if h.txns.iter().any(|t| t.status == Status::Info) {
+        for t in &h.txns {
+            for op in &t.ops {
+                if let Op::Read {
+                    key: Key::Int(k),
+                    value: Some(v),
+                } = op
+                {
+                    observed.insert((*k, *v));
+                }
+            }
+        }
+    }
+    let mut line = String::with_capacity(64);
+    for t in &h.txns {
+        let txn_no = i64::try_from(t.id)
+            .map_err(|_| unrepresentable(t, format!("id {} is beyond 2^63", t.id)))?;
+        if t.session > i64::MAX as u64 {
+            return Err(unrepresentable(
+                t,
+                format!("session {} is beyond 2^63", t.session),
+            ));
+        }
+        let mut ops = Vec::with_capacity(t.ops.len());
+        for op in &t.ops {
+            match op {
+                Op::Read {
+                    key: Key::Int(k),
+                    value,
+                } => {
+                    let v = value.unwrap_or(0);
+                    if *k < 0 || v < 0 || *value == Some(0) {
+                        return Err(unrepresentable(
+                            t,
+                            format!("{op}: keys and read values must be non-negative, and 0 stands for the initial value"),
+                        ));
+                    }
+                    ops.push((false, *k, v));
+                }
+                Op::Write {
+                    key: Key::Int(k),
+                    value,
+                } => {
+                    if *k < 0 || *value <= 0 {
+                        return Err(unrepresentable(
+                            t,
+                            format!("{op}: keys must be non-negative and written values positive (0 is the initial value)"),
+                        ));
+                    }
+                    ops.push((true, *k, *value));
+                }
+                other => {
+                    return Err(unrepresentable(
+                        t,
+                        format!("{other} has no text form (only reads and writes of integer keys)"),
+                    ))
+                }
+            }
+        }
+        let committed = match t.status {
+            Status::Ok => true,
+            Status::Fail => false,
+            Status::Info => ops.iter().any(|&(w, k, v)| w && observed.contains(&(k, v))),
+        };
+        for (w, k, v) in ops {
+            if !w && t.status != Status::Ok {
+                continue; // the reads of failed and unknown transactions tell nothing
+            }
+            line.clear();
+            let op = if w { 'w' } else { 'r' };
+            let txn = if committed { txn_no } else { -1 };
+            line.push_str(&format!("{op}({k},{v},{},{txn})\n", t.session));
+            out.write_all(line.as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes a history in the text format to a string.
+pub fn to_string(h: &History) -> Result<String, ExportError> {
+    let mut buf = Vec::new();
+    write(h, &mut buf)?;
+    Ok(String::from_utf8(buf).expect("text output is ASCII"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(k: i64, v: Option<i64>) -> Op {
+        Op::Read {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+    fn w(k: i64, v: i64) -> Op {
+        Op::Write {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    #[test]
+    fn groups_by_session_and_txn() {
+        let h = parse(
+            "w(1,2,0,0)\nr(1,2,1,1)\nw(1,1,1,2)\nw(2,1,1,2)\nr(2,1,2,3)\nr(1,2,2,3)",
+            None,
+        )
+        .unwrap();
+        assert_eq!(h.txns.len(), 4);
+        let ids: Vec<_> = h.txns.iter().map(|t| (t.id, t.session)).collect();
+        assert_eq!(ids, vec![(0, 0), (1, 1), (2, 1), (3, 2)]);
+        assert_eq!(h.txns[2].ops, vec![w(1, 1), w(2, 1)]);
+        assert_eq!(h.txns[3].ops, vec![r(2, Some(1)), r(1, Some(2))]);
+    }
+
+    #[test]
+    fn aborted_writes_form_a_failed_txn() {
+        let h = parse("w(1,1,0,-1)\nw(2,1,0,-1)\nr(1,1,0,1)", None).unwrap();
+        assert_eq!(h.txns.len(), 2);
+        assert_eq!(h.txns[0].status, Status::Fail);
+        assert_eq!(h.txns[0].ops, vec![w(1, 1), w(2, 1)]);
+        assert_eq!(h.txns[0].id, 2);
+        assert_eq!(h.txns[1].id, 1);
+        assert_eq!(h.txns[1].ops, vec![r(1, Some(1))]);
+    }
+
+    #[test]
+    fn zero_is_the_initial_value() {
+        // Implicit initial values.
+        let h = parse("r(1,0,0,0)\nw(1,1,0,0)", None).unwrap();
+        assert_eq!(h.txns[0].ops, vec![r(1, None), w(1, 1)]);
+        // An explicit init transaction is dropped.
+        let h = parse("w(1,0,0,0)\nw(2,0,0,0)\nr(1,0,1,1)\nw(2,1,1,1)", None).unwrap();
+        assert_eq!(h.txns.len(), 1);
+        assert_eq!(h.txns[0].ops, vec![r(1, None), w(2, 1)]);
+        // Someone else writes 0 to key 2: reads of (2, 0) name a writer.
+        let h = parse("w(1,0,0,0)\nr(1,0,1,1)\nr(2,0,1,1)\nw(2,0,2,2)", None).unwrap();
+        assert_eq!(h.txns.len(), 2);
+        assert_eq!(h.txns[0].ops, vec![r(1, None), r(2, Some(0))]);
+        // ... and when that key was the init transaction's, it is kept.
+        let h = parse("w(1,0,0,0)\nr(1,0,1,1)\nw(1,0,2,2)", None).unwrap();
+        assert_eq!(h.txns.len(), 3);
+        assert_eq!(h.txns[1].ops, vec![r(1, Some(0))]);
+        // Session 0 txn 0 that is not only writes of 0 is an ordinary txn.
+        let h = parse("w(1,1,0,0)\nr(2,0,0,0)", None).unwrap();
+        assert_eq!(h.txns.len(), 1);
+        assert_eq!(h.txns[0].ops, vec![w(1, 1), r(2, None)]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let cases = [
+            ("w(1,1,0,0)\nx(1,1,0,0)", 2, "expected `r(key"),
+            ("w(1,1,0,0)\n\nr(1,a,0,0)", 3, "value \"a\""),
+            ("w(1,1,0,0)\nr(1,1,0)", 2, "missing the txn"),
+            ("w(1,1,0,0,9)", 1, "too many"),
+            ("w(1,1,-3,0)", 1, "negative session"),
+            ("w(1,1,0,-2)", 1, "negative txn"),
+            ("w(1,1,0,0", 1, "expected"),
+            ("w(99999999999999999999,1,0,0)", 1, "64-bit"),
+        ];
+        for (text, line, needle) in cases {
+            let e = parse(text, None).unwrap_err();
+            assert_eq!(e.line, Some(line), "{text}: {e}");
+            assert!(e.to_string().contains(needle), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn export_maps_statuses() {
+        let mut info_seen = Txn::new(5, 2, Status::Info, vec![r(3, Some(4)), w(1, 7)]);
+        info_seen.end = None;
+        let h = History::from_txns(vec![
+            Txn::new(1, 0, Status::Ok, vec![r(1, None), w(1, 3)]),
+            Txn::new(2, 1, Status::Fail, vec![r(1, Some(3)), w(2, 9)]),
+            info_seen,
+            Txn::new(6, 3, Status::Info, vec![w(4, 1)]),
+            Txn::new(7, 4, Status::Ok, vec![r(1, Some(7))]),
+        ]);
+        let s = to_string(&h).unwrap();
+        assert_eq!(
+            s,
+            "r(1,0,0,1)\nw(1,3,0,1)\nw(2,9,1,-1)\nw(1,7,2,5)\nw(4,1,3,-1)\nr(1,7,4,7)\n"
+        );
+        let bad = History::from_txns(vec![Txn::new(1, 0, Status::Ok, vec![w(1, 0)])]);
+        assert!(matches!(
+            to_string(&bad),
+            Err(ExportError::Unrepresentable { txn: 1, .. })
+        ));
+        let bad = History::from_txns(vec![Txn::new(
+            1,
+            0,
+            Status::Ok,
+            vec![Op::Append {
+                key: Key::Int(1),
+                value: 1,
+            }],
+        )]);
+        assert!(to_string(&bad).is_err());
+    }
+}

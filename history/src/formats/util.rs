@@ -1,0 +1,253 @@
+//! Helpers shared by the importers: reading files, locating errors, the
+//! "value 0 is the initial value" convention, and transaction ids.
+
+use std::path::Path;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Deserialize;
+
+use crate::error::ParseError;
+use crate::model::{Key, Op, Status, Txn};
+
+/// Reads a whole file as bytes.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, ParseError> {
+    std::fs::read(path).map_err(|e| ParseError::io(Some(path), e))
+}
+
+/// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
+pub(crate) fn utf8<'a>(bytes: &'a [u8], path: Option<&Path>) -> Result<&'a str, ParseError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        ParseError::at(
+            path,
+            line_of(&bytes[..at], at),
+            format!("invalid UTF-8 at byte {at}: this is not a text file"),
+        )
+    })
+}
+
+/// The 1-based line of byte `offset` of `bytes`.
+pub(crate) fn line_of(bytes: &[u8], offset: usize) -> usize {
+    let end = offset.min(bytes.len());
+    1 + bytes[..end].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// At most the first 60 characters of `s`, for quoting input in a one-line
+/// error message.
+pub(crate) fn snippet(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{:?}...", &s[..i]),
+        None => format!("{s:?}"),
+    }
+}
+
+/// A serde_json error message without serde_json's own " at line L column C"
+/// (the caller gives the line in the file).
+pub(crate) fn json_message(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+fn skip_json_ws(b: &[u8], pos: &mut usize, line: &mut usize) {
+    while let Some(&c) = b.get(*pos) {
+        match c {
+            b'\n' => *line += 1,
+            b' ' | b'\t' | b'\r' => {}
+            _ => return,
+        }
+        *pos += 1;
+    }
+}
+
+/// Streams the elements of a top-level JSON array, calling `f` with the line
+/// each element starts on, so that errors (syntax or meaning) name the line.
+/// Linear in the input: each element is parsed once, and newlines are
+/// counted once.
+pub(crate) fn for_each_json_element<'de, T, F>(
+    input: &'de str,
+    path: Option<&Path>,
+    mut f: F,
+) -> Result<(), ParseError>
+where
+    T: Deserialize<'de>,
+    F: FnMut(usize, T) -> Result<(), ParseError>,
+{
+    let b = input.as_bytes();
+    let mut pos = 0;
+    let mut line = 1;
+    if b.starts_with(b"\xEF\xBB\xBF") {
+        pos = 3;
+    }
+    skip_json_ws(b, &mut pos, &mut line);
+    match b.get(pos) {
+        Some(b'[') => pos += 1,
+        Some(_) => return Err(ParseError::at(path, line, "expected a JSON array `[`")),
+        None => return Err(ParseError::at(path, line, "the file is empty")),
+    }
+    skip_json_ws(b, &mut pos, &mut line);
+    if b.get(pos) == Some(&b']') {
+        pos += 1;
+    } else {
+        loop {
+            skip_json_ws(b, &mut pos, &mut line);
+            let start_line = line;
+            let mut stream = serde_json::Deserializer::from_str(&input[pos..]).into_iter::<T>();
+            let value = match stream.next() {
+                Some(Ok(v)) => v,
+                Some(Err(e)) if e.is_eof() => {
+                    return Err(ParseError::at(
+                        path,
+                        start_line,
+                        format!(
+                            "the element that starts on this line is cut short ({}; missing `]`?)",
+                            json_message(&e)
+                        ),
+                    ))
+                }
+                Some(Err(e)) => {
+                    return Err(ParseError::at(
+                        path,
+                        start_line + e.line().saturating_sub(1),
+                        json_message(&e),
+                    ))
+                }
+                None => {
+                    return Err(ParseError::at(
+                        path,
+                        line,
+                        "unexpected end of file inside the array (missing `]`)",
+                    ))
+                }
+            };
+            let used = stream.byte_offset();
+            line += b[pos..pos + used].iter().filter(|&&c| c == b'\n').count();
+            pos += used;
+            f(start_line, value)?;
+            skip_json_ws(b, &mut pos, &mut line);
+            match b.get(pos) {
+                Some(b',') => pos += 1,
+                Some(b']') => {
+                    pos += 1;
+                    break;
+                }
+                Some(_) => {
+                    return Err(ParseError::at(
+                        path,
+                        line,
+                        "expected `,` or `]` after an array element",
+                    ))
+                }
+                None => {
+                    return Err(ParseError::at(
+                        path,
+                        line,
+                        "unexpected end of file inside the array (missing `]`)",
+                    ))
+                }
+            }
+        }
+    }
+    skip_json_ws(b, &mut pos, &mut line);
+    if pos < b.len() {
+        return Err(ParseError::at(
+            path,
+            line,
+            "unexpected data after the end of the array",
+        ));
+    }
+    Ok(())
+}
+
+/// The convention of PolySI, Plume, dbcop and TimeKiller: every key starts
+/// at value `0`, written by an implicit initial transaction. A read of `0`
+/// on a key that no committed (or unknown) transaction writes `0` to is a
+/// read of the initial state, `None` in our model. Where some transaction
+/// does write `0` to the key, the read stays `Some(0)` and names that writer.
+pub(crate) fn zero_reads_to_initial(txns: &mut [Txn]) {
+    let mut zero_written: FxHashSet<Key> = FxHashSet::default();
+    for t in txns.iter().filter(|t| t.status != Status::Fail) {
+        for op in &t.ops {
+            if let Some((k, 0)) = op.written() {
+                zero_written.insert(k.clone());
+            }
+        }
+    }
+    for t in txns.iter_mut() {
+        for op in &mut t.ops {
+            if let Op::Read { key, value } = op {
+                if *value == Some(0) && !zero_written.contains(key) {
+                    *value = None;
+                }
+            }
+        }
+    }
+}
+
+/// Sets transaction ids: the source's ids when every transaction has one and
+/// they are unique (so reports name the source's transactions), otherwise
+/// 0, 1, 2, ... in history order.
+pub(crate) fn assign_ids(txns: &mut [Txn], source: &[Option<u64>]) {
+    debug_assert_eq!(txns.len(), source.len());
+    let mut seen: FxHashMap<u64, ()> = FxHashMap::default();
+    seen.reserve(source.len());
+    let unique = source
+        .iter()
+        .all(|id| matches!(id, Some(v) if seen.insert(*v, ()).is_none()));
+    for (i, t) in txns.iter_mut().enumerate() {
+        t.id = if unique {
+            source[i].unwrap_or(i as u64)
+        } else {
+            i as u64
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_elements_carry_their_lines() {
+        let s = "[\n{\"a\":1},\n\n{\"a\":2}\n]\n";
+        let mut got = Vec::new();
+        for_each_json_element(s, None, |line, v: serde_json::Value| {
+            got.push((line, v["a"].as_i64().unwrap()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, vec![(2, 1), (4, 2)]);
+    }
+
+    #[test]
+    fn json_errors_name_the_line() {
+        let cases = [
+            ("[\n{\"a\":1},\n{\"a\":\n", 3),
+            ("[\n{\"a\":1}\n{\"a\":2}]", 3),
+            ("", 1),
+            ("{}", 1),
+            ("[{\"a\":1}]\n\n x", 3),
+            ("[\n{\"a\":1},\n", 3),
+        ];
+        for (s, line) in cases {
+            let e = for_each_json_element(s, None, |_, _: serde_json::Value| Ok(())).unwrap_err();
+            assert_eq!(e.line, Some(line), "{s:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn ids_fall_back_to_order_when_not_unique() {
+        let mut t = vec![
+            Txn::new(0, 0, Status::Ok, vec![]),
+            Txn::new(0, 0, Status::Ok, vec![]),
+        ];
+        assign_ids(&mut t, &[Some(5), Some(7)]);
+        assert_eq!((t[0].id, t[1].id), (5, 7));
+        assign_ids(&mut t, &[Some(5), Some(5)]);
+        assert_eq!((t[0].id, t[1].id), (0, 1));
+        assign_ids(&mut t, &[Some(5), None]);
+        assert_eq!((t[0].id, t[1].id), (0, 1));
+    }
+}

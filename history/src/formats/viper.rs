@@ -1,0 +1,157 @@
+//! Viper logs as Plume writes them: a directory of `J<n>.log` files, one
+//! per session, one JSON transaction per line.
+//!
+//! ```text
+//! {"value": [["w", 1, 1, true], ["w", 2, 1, true]]}
+//! {"value": [["r", 1, 2, true]]}
+//! ```
+//!
+//! Each micro-op is `[op, key, value, success]` with `op` `"r"` or `"w"`.
+//! Kept minimal: the samples are Plume's conversions of its text histories
+//! (several are empty upstream). Session = `n` from the file name (Plume
+//! starts at 24); transactions are committed and numbered 0, 1, 2, ... in
+//! session order; micro-ops with `success = false` are dropped; a `null`
+//! read value is a read of the initial state. As in the text format these
+//! come from, a read of `0` is a read of the initial state unless some
+//! transaction writes `0` to that key. Errors name the file and line.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ParseError;
+use crate::formats::util::{json_message, snippet, utf8, zero_reads_to_initial};
+use crate::model::{History, Key, Op, Status, Txn};
+
+#[derive(Deserialize)]
+struct RawTxn<'a> {
+    #[serde(borrow)]
+    value: Vec<(&'a str, Key, Option<i64>, Option<bool>)>,
+}
+
+/// The session number in a `J<n>.log` file name.
+pub fn session_of(name: &str) -> Option<u64> {
+    name.strip_prefix('J')?.strip_suffix(".log")?.parse().ok()
+}
+
+fn parse_log(text: &str, session: u64, file: &Path, out: &mut Vec<Txn>) -> Result<(), ParseError> {
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let err = |m: String| ParseError::at(Some(file), n + 1, m);
+        let raw: RawTxn = serde_json::from_str(line).map_err(|e| err(json_message(&e)))?;
+        let mut ops = Vec::with_capacity(raw.value.len());
+        for (op, key, value, ok) in raw.value {
+            if ok == Some(false) {
+                continue;
+            }
+            ops.push(match (op, value) {
+                ("r", value) => Op::Read { key, value },
+                ("w", Some(value)) => Op::Write { key, value },
+                ("w", None) => return Err(err("a write of null".into())),
+                (other, _) => {
+                    return Err(err(format!(
+                        "unknown op {} (expected \"r\" or \"w\")",
+                        snippet(other)
+                    )))
+                }
+            });
+        }
+        let id = out.len() as u64;
+        out.push(Txn::new(id, session, Status::Ok, ops));
+    }
+    Ok(())
+}
+
+/// Builds a history from in-memory logs: `(session number, text)` pairs.
+/// `dir` names the files in errors (`dir/J<n>.log`).
+pub fn parse_logs(logs: &[(u64, &str)], dir: Option<&Path>) -> Result<History, ParseError> {
+    let base = dir.map_or_else(PathBuf::new, Path::to_path_buf);
+    let mut sorted: Vec<_> = logs.to_vec();
+    sorted.sort_by_key(|l| l.0);
+    let mut txns = Vec::new();
+    for (session, text) in sorted {
+        parse_log(
+            text,
+            session,
+            &base.join(format!("J{session}.log")),
+            &mut txns,
+        )?;
+    }
+    zero_reads_to_initial(&mut txns);
+    Ok(History::from_txns(txns))
+}
+
+/// Reads a Viper log directory.
+pub fn read_dir(dir: &Path) -> Result<History, ParseError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ParseError::io(Some(dir), e))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ParseError::io(Some(dir), e))?;
+        if let Some(session) = entry.file_name().to_str().and_then(session_of) {
+            files.push((session, entry.path()));
+        }
+    }
+    if files.is_empty() {
+        return Err(ParseError::whole(
+            Some(dir),
+            "no J<n>.log files: this is not a Viper log directory",
+        ));
+    }
+    files.sort();
+    let mut txns = Vec::new();
+    for (session, file) in files {
+        let bytes = std::fs::read(&file).map_err(|e| ParseError::io(Some(&file), e))?;
+        parse_log(utf8(&bytes, Some(&file))?, session, &file, &mut txns)?;
+    }
+    zero_reads_to_initial(&mut txns);
+    Ok(History::from_txns(txns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sessions() {
+        let h = parse_logs(
+            &[
+                (
+                    26,
+                    "{\"value\": [[\"r\", 2, 1, true], [\"r\", 1, 0, true]]}\n",
+                ),
+                (
+                    24,
+                    "{\"value\": [[\"w\", 1, 2, true], [\"w\", 3, 3, false]]}\n",
+                ),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(h.txns.len(), 2);
+        assert_eq!((h.txns[0].session, h.txns[0].ops.len()), (24, 1));
+        assert_eq!(
+            h.txns[1].ops[1],
+            Op::Read {
+                key: Key::Int(1),
+                value: None
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = parse_logs(
+            &[(24, "{\"value\": []}\n{\"value\": [[\"x\", 1, 1, true]]}")],
+            Some(Path::new("d")),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.path.as_deref()),
+            (Some(2), Some(Path::new("d/J24.log")))
+        );
+        let e = parse_logs(&[(24, "{\"value\": [[\"w\", 1]]}")], None).unwrap_err();
+        assert_eq!(e.line, Some(1));
+    }
+}
