@@ -217,26 +217,7 @@ pub fn cycle_anomaly(ix: &Index, c: &Cycle) -> Anomaly {
         }
         _ => format!("a dependency cycle ({})", kind.name()),
     };
-    let cyc: Vec<String> = c
-        .edges
-        .iter()
-        .map(|e| {
-            let l = match e.label.dep {
-                Dep::Ww => "ww",
-                Dep::Wr => "wr",
-                Dep::Rw => "rw",
-                Dep::So => "so",
-                Dep::Ts => "ts",
-                _ => "rt",
-            };
-            format!("{} -{l}->", tn(ix, e.from))
-        })
-        .collect();
-    let summary = format!(
-        "{what}: {} {}",
-        cyc.join(" "),
-        c.edges.first().map(|e| tn(ix, e.from)).unwrap_or_default()
-    );
+    let summary = format!("{what}: {}", cycle_text(ix, &c.edges));
     Anomaly {
         kind,
         scope: c.scope,
@@ -245,6 +226,26 @@ pub fn cycle_anomaly(ix: &Index, c: &Cycle) -> Anomaly {
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges: c.edges.iter().map(|e| edge_view(ix, e)).collect(),
     }
+}
+
+/// A cycle in one line: `T1 -ww-> T2 -rw-> T1`.
+pub fn cycle_text(ix: &Index, edges: &[TxnEdge]) -> String {
+    let mut s = String::new();
+    for e in edges {
+        let l = match e.label.dep {
+            Dep::Ww => "ww",
+            Dep::Wr => "wr",
+            Dep::Rw => "rw",
+            Dep::So => "so",
+            Dep::Ts => "ts",
+            _ => "rt",
+        };
+        s.push_str(&format!("{} -{l}-> ", tn(ix, e.from)));
+    }
+    if let Some(e) = edges.first() {
+        s.push_str(&tn(ix, e.from));
+    }
+    s
 }
 
 /// A non-cyclic anomaly as a counterexample.

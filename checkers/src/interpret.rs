@@ -158,13 +158,37 @@ fn neighbours(ix: &Index, t: u32, out: &mut BTreeSet<u32>) {
     }
 }
 
-/// A small counterexample for a refuted history, grown from `seed`.
+/// A small counterexample for a refuted history: grown from `seed` when a
+/// small neighbourhood already fails, otherwise cut down from the whole
+/// history by delta debugging.
 pub fn counterexample(
     ix: &Index,
     level: Level,
     seed: &[u32],
     deadline: Option<Instant>,
 ) -> Option<Anomaly> {
+    let mut budget = MAX_CHECKS;
+    let core = grow(ix, level, seed, deadline, &mut budget).or_else(|| {
+        let all: Vec<u32> = ix.committed_txns().collect();
+        (all.len() <= MAX_WHOLE && refuted(ix, &all, level, deadline)).then_some(all)
+    })?;
+    let core = shrink(ix, level, core, deadline, &mut budget);
+    picture(ix, &core, level)
+}
+
+/// Most refutation checks one counterexample may cost.
+const MAX_CHECKS: usize = 400;
+/// Largest history cut down from the whole.
+const MAX_WHOLE: usize = 20_000;
+
+/// Grows `seed` by neighbours until the set is refuted on its own.
+fn grow(
+    ix: &Index,
+    level: Level,
+    seed: &[u32],
+    deadline: Option<Instant>,
+    budget: &mut usize,
+) -> Option<Vec<u32>> {
     let mut set: BTreeSet<u32> = seed
         .iter()
         .copied()
@@ -173,11 +197,11 @@ pub fn counterexample(
     if set.is_empty() {
         return None;
     }
-    // Grow until refuted.
     loop {
         let v: Vec<u32> = set.iter().copied().collect();
+        *budget = budget.checked_sub(1)?;
         if refuted(ix, &v, level, deadline) {
-            break;
+            return Some(v);
         }
         if set.len() >= MAX_SET || deadline.is_some_and(|d| Instant::now() > d) {
             return None;
@@ -189,7 +213,6 @@ pub fn counterexample(
         if more.len() == set.len() {
             return None;
         }
-        // Add the nearest first, staying under the cap.
         for t in more {
             if set.len() >= MAX_SET {
                 break;
@@ -197,19 +220,43 @@ pub fn counterexample(
             set.insert(t);
         }
     }
-    // Shrink one transaction at a time.
-    let mut cur: Vec<u32> = set.into_iter().collect();
-    let mut i = 0;
-    while i < cur.len() {
-        let mut trial = cur.clone();
-        trial.remove(i);
-        if !trial.is_empty() && refuted(ix, &trial, level, deadline) {
-            cur = trial;
-        } else {
-            i += 1;
+}
+
+/// Delta debugging (ddmin): drop chunks, then single transactions, while
+/// the rest stays refuted.
+fn shrink(
+    ix: &Index,
+    level: Level,
+    mut cur: Vec<u32>,
+    deadline: Option<Instant>,
+    budget: &mut usize,
+) -> Vec<u32> {
+    let mut n = 2usize;
+    while cur.len() >= 2 && *budget > 0 && deadline.is_none_or(|d| Instant::now() <= d) {
+        let chunk = cur.len().div_ceil(n);
+        let mut removed = false;
+        for start in (0..cur.len()).step_by(chunk) {
+            let end = (start + chunk).min(cur.len());
+            let trial: Vec<u32> = cur[..start].iter().chain(&cur[end..]).copied().collect();
+            if trial.is_empty() || *budget == 0 {
+                continue;
+            }
+            *budget -= 1;
+            if refuted(ix, &trial, level, deadline) {
+                cur = trial;
+                n = (n - 1).max(2);
+                removed = true;
+                break;
+            }
+        }
+        if !removed {
+            if n >= cur.len() {
+                break;
+            }
+            n = (2 * n).min(cur.len());
         }
     }
-    picture(ix, &cur, level)
+    cur
 }
 
 /// The clearest cycle of a refuted sub-history, over every choice of order.
@@ -225,33 +272,33 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
     };
     let p = Polygraph::build(&sub, model, orders, &chains, true, 1 << 20).ok()?;
     let n = p.constraints.len();
-    let mut best: Option<(usize, usize, Cycle)> = None;
-    let mut consider = |c: Cycle| {
-        let guessed = c
-            .edges
-            .iter()
-            .filter(|e| e.label.why == Why::Chosen)
-            .count();
-        let key = (c.edges.len(), guessed);
-        if best.as_ref().is_none_or(|b| key < (b.0, b.1)) {
-            best = Some((key.0, key.1, c));
-        }
+    // The shortest, least-guessed cycle under one choice of orders.
+    let under = |mask: u32, enumerate: bool| -> Option<Cycle> {
+        let chosen = (0..n)
+            .filter(|_| enumerate)
+            .flat_map(|c| p.side(c, mask & (1 << c) != 0).iter().copied());
+        let dg = graph_of(&p, p.known.iter().copied().chain(chosen));
+        find_cycles(&dg, orders).into_iter().min_by_key(|c| {
+            let guessed = c
+                .edges
+                .iter()
+                .filter(|e| e.label.why == Why::Chosen)
+                .count();
+            (c.edges.len(), guessed)
+        })
     };
-    if n <= MAX_ENUM {
-        for mask in 0u32..(1u32 << n) {
-            let chosen = (0..n).flat_map(|c| p.side(c, mask & (1 << c) != 0).iter().copied());
-            let dg = graph_of(&p, p.known.iter().copied().chain(chosen));
-            for c in find_cycles(&dg, orders) {
-                consider(c);
-            }
-        }
-    } else {
-        let dg = graph_of(&p, p.known.iter().copied());
-        for c in find_cycles(&dg, orders) {
-            consider(c);
-        }
-    }
-    let (_, _, cycle) = best?;
+    let enumerate = n <= MAX_ENUM;
+    let masks = if enumerate { 1u32 << n } else { 1 };
+    let (mask, cycle) = (0..masks)
+        .filter_map(|m| under(m, enumerate).map(|c| (m, c)))
+        .min_by_key(|(_, c)| {
+            let guessed = c
+                .edges
+                .iter()
+                .filter(|e| e.label.why == Why::Chosen)
+                .count();
+            (c.edges.len(), guessed)
+        })?;
     let mut a = cycle_anomaly(&sub, &cycle);
     // Every transaction of the refuted set matters, not only the cycle's.
     for t in 0..sub.len() as u32 {
@@ -266,10 +313,26 @@ fn picture(ix: &Index, set: &[u32], level: Level) -> Option<Anomaly> {
             tv.status = orig.status;
         }
     }
+    // A guessed order is justified by the cycle its opposite closes.
     for (e, te) in a.edges.iter_mut().zip(&cycle.edges) {
-        if te.label.why == Why::Chosen && matches!(te.label.dep, Dep::Ww | Dep::Rw) {
-            e.reason
-                .push_str(" [a guessed order: the opposite order closes a cycle too]");
+        if te.label.why != Why::Chosen || !matches!(te.label.dep, Dep::Ww | Dep::Rw) {
+            continue;
+        }
+        let (x, y) = (te.from.min(te.to), te.from.max(te.to));
+        let pair = p.constraints.iter().position(|c| {
+            (c.a, c.b) == (x, y) || (te.label.dep == Dep::Rw && (c.a == te.to || c.b == te.to))
+        });
+        let alt = pair
+            .filter(|_| enumerate)
+            .and_then(|c| under(mask ^ (1 << c), true));
+        match alt {
+            Some(alt) => e.reason.push_str(&format!(
+                " [guessed; the opposite order closes {}]",
+                crate::explain::cycle_text(&sub, &alt.edges)
+            )),
+            None => e
+                .reason
+                .push_str(" [guessed; every other order closes a cycle too]"),
         }
     }
     a.summary = format!("{} (no version order avoids it)", a.summary);

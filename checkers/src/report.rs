@@ -215,15 +215,35 @@ impl Report {
 impl fmt::Display for Anomaly {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}: {}", self.title(), self.summary)?;
+        // Long transactions show the ops on the keys the edges are about.
+        let keys: Vec<&Key> = self.edges.iter().filter_map(|e| e.key.as_ref()).collect();
         for t in &self.txns {
-            let ops: Vec<String> = t.ops.iter().map(|o| o.to_string()).collect();
+            let relevant = |o: &Op| match o {
+                Op::RangeRead { lo, hi, .. } => keys.iter().any(|k| *k >= lo && *k <= hi),
+                other => other.key().is_some_and(|k| keys.contains(&k)),
+            };
+            let mut shown: Vec<String> = t
+                .ops
+                .iter()
+                .filter(|o| t.ops.len() <= 8 || relevant(o))
+                .map(|o| o.to_string())
+                .collect();
+            if shown.is_empty() {
+                shown = t.ops.iter().take(8).map(|o| o.to_string()).collect();
+            }
+            let hidden = t.ops.len() - shown.len();
+            let more = if hidden > 0 {
+                format!(" (+{hidden} other ops)")
+            } else {
+                String::new()
+            };
             writeln!(
                 f,
-                "  T{} (session {}, {}): {}",
+                "  T{} (session {}, {}): {}{more}",
                 t.id,
                 t.session,
                 t.status.as_str(),
-                ops.join(" ")
+                shown.join(" ")
             )?;
         }
         for e in &self.edges {
