@@ -1,0 +1,241 @@
+//! Errors of the adapters, and the classification of database errors into
+//! what they mean for a transaction's fate (DESIGN §7).
+
+use history::Status;
+
+/// An error that stops the harness from using a database at all: a bad URL,
+/// an isolation level the database does not offer, a server that is down.
+/// Per-transaction errors are not `AdapterError`s: they end up in an
+/// [`crate::Outcome`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdapterError {
+    /// The URL or another option cannot be used.
+    #[error("{0}")]
+    Config(String),
+    /// The requested isolation level is not offered by the database.
+    #[error("{0}")]
+    Isolation(String),
+    /// The database could not be reached; the message names the redacted
+    /// URL and how to start the server.
+    #[error("cannot connect to {db} at {url}: {detail}{hint}")]
+    Connect {
+        /// The database's name (`postgres`, `sqlite`).
+        db: &'static str,
+        /// The URL or file, with any password replaced by `***`.
+        url: String,
+        /// What went wrong.
+        detail: String,
+        /// How to fix it, starting with a separator (may be empty).
+        hint: String,
+    },
+    /// Creating the tables failed.
+    #[error("{db}: setting up the tables at {url} failed: {detail}")]
+    Setup {
+        /// The database's name.
+        db: &'static str,
+        /// The redacted URL or file.
+        url: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The plan uses something the adapter cannot express (e.g. string keys
+    /// in an integer-keyed table); nothing was sent to the database.
+    #[error("unsupported plan: {0}")]
+    Unsupported(String),
+}
+
+/// What a database error means for the transaction it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The database refused to serialize the transaction (SQLSTATE 40001,
+    /// SQLite `SQLITE_BUSY_SNAPSHOT`); it was rolled back.
+    Serialization,
+    /// A deadlock was detected (40P01); the transaction was rolled back.
+    Deadlock,
+    /// A unique key was violated (23505), e.g. two concurrent inserts.
+    UniqueViolation,
+    /// A lock could not be had in time (55P03, a statement timeout, SQLite
+    /// `SQLITE_BUSY`/`SQLITE_LOCKED`).
+    LockTimeout,
+    /// Any other error the database reported for a statement; the
+    /// transaction is aborted, the connection still usable.
+    Statement,
+    /// The connection broke (IO error, closed socket, server shutdown, an
+    /// error the driver cannot explain); its state is unknown.
+    ConnectionLost,
+    /// The harness gave up waiting for an answer; the connection is
+    /// abandoned, its state is unknown.
+    Timeout,
+}
+
+/// Where in a transaction an error happened; COMMIT is special, because a
+/// broken connection there leaves the outcome unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Opening the transaction.
+    Begin,
+    /// A statement inside the transaction.
+    Statement,
+    /// The COMMIT itself.
+    Commit,
+}
+
+impl ErrorClass {
+    /// True when the connection cannot be used again and must be replaced.
+    pub fn breaks_connection(self) -> bool {
+        matches!(self, ErrorClass::ConnectionLost | ErrorClass::Timeout)
+    }
+
+    /// The transaction's fate: `info` only when the connection broke during
+    /// COMMIT (the commit may or may not have happened); `fail` otherwise,
+    /// since the database rolled back or never received COMMIT.
+    pub fn status(self, phase: Phase) -> Status {
+        if phase == Phase::Commit && self.breaks_connection() {
+            Status::Info
+        } else {
+            Status::Fail
+        }
+    }
+
+    /// A short name, for statistics when the database gives no code.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Serialization => "serialization",
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::UniqueViolation => "unique-violation",
+            ErrorClass::LockTimeout => "lock-timeout",
+            ErrorClass::Statement => "statement",
+            ErrorClass::ConnectionLost => "connection-lost",
+            ErrorClass::Timeout => "timeout",
+        }
+    }
+}
+
+/// A classified error of one database call, as an adapter's connection
+/// reports it to the shared plan executor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbError {
+    /// What the error means.
+    pub class: ErrorClass,
+    /// The database's code (`40001`, `SQLITE_BUSY`) or the class name.
+    pub code: String,
+    /// The database's message, without secrets.
+    pub message: String,
+}
+
+impl DbError {
+    /// The text recorded in the history: `code: message`.
+    pub fn text(&self) -> String {
+        format!("{}: {}", self.code, self.message)
+    }
+}
+
+/// Replaces the password of a URL (`scheme://user:pass@host/...`, a
+/// `password=` query parameter, or a `password=` key of a libpq key/value
+/// string) with `***`, so that the URL can be printed.
+pub fn redact_url(url: &str) -> String {
+    let mut out = match url.find("://") {
+        Some(i) => {
+            let (scheme, rest) = url.split_at(i + 3);
+            let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (auth, tail) = rest.split_at(auth_end);
+            match auth.rfind('@') {
+                Some(at) => {
+                    let (userinfo, host) = auth.split_at(at);
+                    match userinfo.find(':') {
+                        Some(c) => format!("{scheme}{}:***{host}{tail}", &userinfo[..c]),
+                        None => url.to_string(),
+                    }
+                }
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    };
+    // `password=...` as a query parameter or a key/value pair.
+    let mut search = 0;
+    while let Some(pos) = out[search..].to_ascii_lowercase().find("password=") {
+        let start = search + pos + "password=".len();
+        let end = out[start..]
+            .find(['&', ' ', '#'])
+            .map_or(out.len(), |e| start + e);
+        out.replace_range(start..end, "***");
+        search = start + 3;
+    }
+    out
+}
+
+/// Removes every occurrence of `secret` from `text` (used on driver
+/// messages, in case one echoes a connection string).
+pub fn scrub(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if !s.is_empty() => text.replace(s, "***"),
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords_in_urls() {
+        let cases = [
+            (
+                "postgres://user:secret@host:5432/db",
+                "postgres://user:***@host:5432/db",
+            ),
+            ("postgres://user@host/db", "postgres://user@host/db"),
+            ("postgres://host/db", "postgres://host/db"),
+            (
+                "postgres://u:p%40ss@h/db?sslmode=disable",
+                "postgres://u:***@h/db?sslmode=disable",
+            ),
+            (
+                "postgres://u@h/db?password=hunter2&x=1",
+                "postgres://u@h/db?password=***&x=1",
+            ),
+            (
+                "host=h user=u password=hunter2 dbname=d",
+                "host=h user=u password=*** dbname=d",
+            ),
+            (
+                "mysql://root:pw@127.0.0.1:3306/test",
+                "mysql://root:***@127.0.0.1:3306/test",
+            ),
+        ];
+        for (url, want) in cases {
+            assert_eq!(redact_url(url), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn scrub_removes_the_secret() {
+        assert_eq!(scrub("bad pass hunter2!", Some("hunter2")), "bad pass ***!");
+        assert_eq!(scrub("no secret", None), "no secret");
+        assert_eq!(scrub("empty", Some("")), "empty");
+    }
+
+    #[test]
+    fn only_a_broken_connection_at_commit_is_info() {
+        use ErrorClass::*;
+        for c in [
+            Serialization,
+            Deadlock,
+            UniqueViolation,
+            LockTimeout,
+            Statement,
+        ] {
+            assert!(!c.breaks_connection());
+            for p in [Phase::Begin, Phase::Statement, Phase::Commit] {
+                assert_eq!(c.status(p), Status::Fail, "{c:?} {p:?}");
+            }
+        }
+        for c in [ConnectionLost, Timeout] {
+            assert!(c.breaks_connection());
+            assert_eq!(c.status(Phase::Begin), Status::Fail);
+            assert_eq!(c.status(Phase::Statement), Status::Fail);
+            assert_eq!(c.status(Phase::Commit), Status::Info);
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The plan executor shared by the SQL adapters: BEGIN, one statement per
+//! step, COMMIT, recording what the database returned, and turning the first
+//! error into the transaction's fate.
+//!
+//! Each adapter implements [`Conn`], the handful of parameterized statements
+//! the executor needs, with its own SQL and error classification.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use history::{Key, Op, Status};
+use workloads::{Plan, Step};
+
+use crate::error::{AdapterError, DbError, ErrorClass, Phase};
+use crate::{Isolation, Outcome, Session};
+
+/// A register row as read: its value and whether it is a tombstone.
+pub type Row = (i64, bool);
+
+/// The statements of one connection, each one parameterized statement.
+#[async_trait]
+pub trait Conn: Send {
+    /// Opens a transaction with `iso.begin`.
+    async fn begin(&mut self, iso: &Isolation) -> Result<(), DbError>;
+    /// Reads register `k`; `None` when there is no row.
+    async fn read(&mut self, k: i64) -> Result<Option<Row>, DbError>;
+    /// Inserts a live row; fails with a unique violation if one exists.
+    async fn insert(&mut self, k: i64, v: i64) -> Result<(), DbError>;
+    /// Turns a tombstone at `k` into a live row with `v`; false when no
+    /// tombstone was there any more.
+    async fn revive(&mut self, k: i64, v: i64) -> Result<bool, DbError>;
+    /// Writes `v` (or a tombstone carrying `v`) to `k`, inserting or
+    /// updating.
+    async fn upsert(&mut self, k: i64, v: i64, tomb: bool) -> Result<(), DbError>;
+    /// Every row with `lo <= k <= hi`, tombstones included, by key.
+    async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError>;
+    /// Appends `v` to the list at `k`, creating it if needed.
+    async fn append(&mut self, k: i64, v: i64) -> Result<(), DbError>;
+    /// The whole list at `k` (empty when there is none).
+    async fn read_list(&mut self, k: i64) -> Result<Vec<i64>, DbError>;
+    /// Commits.
+    async fn commit(&mut self) -> Result<(), DbError>;
+    /// Rolls back; a "no transaction" complaint is not a connection error.
+    async fn rollback(&mut self) -> Result<(), DbError>;
+    /// Closes the connection (best effort).
+    async fn close(&mut self);
+}
+
+/// A [`Session`] over any [`Conn`].
+pub struct SqlSession<C: Conn> {
+    conn: C,
+    timeout: Duration,
+}
+
+impl<C: Conn> SqlSession<C> {
+    /// A session whose statements are abandoned after `timeout`.
+    pub fn new(conn: C, timeout: Duration) -> Self {
+        SqlSession { conn, timeout }
+    }
+}
+
+#[async_trait]
+impl<C: Conn> Session for SqlSession<C> {
+    async fn run(&mut self, plan: &Plan, iso: &Isolation) -> Result<Outcome, AdapterError> {
+        execute(&mut self.conn, plan, iso, self.timeout).await
+    }
+
+    async fn close(mut self: Box<Self>) {
+        self.conn.close().await;
+    }
+}
+
+/// Awaits `fut`, turning "no answer within `limit`" into a timeout error.
+async fn timed<T>(
+    limit: Duration,
+    fut: impl Future<Output = Result<T, DbError>>,
+) -> Result<T, DbError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(DbError {
+            class: ErrorClass::Timeout,
+            code: "timeout".into(),
+            message: format!("no answer within {} ms", limit.as_millis()),
+        }),
+    }
+}
+
+/// The integer behind a key; the SQL tables are keyed by BIGINT.
+fn int_key(k: &Key) -> Result<i64, AdapterError> {
+    match k {
+        Key::Int(v) => Ok(*v),
+        Key::Str(s) => Err(AdapterError::Unsupported(format!(
+            "key {s:?} is a string; the SQL tables have BIGINT keys"
+        ))),
+    }
+}
+
+fn check_keys(plan: &Plan) -> Result<(), AdapterError> {
+    for s in &plan.steps {
+        match s {
+            Step::Read(k)
+            | Step::Write(k, _)
+            | Step::Insert(k, _)
+            | Step::Delete(k, _)
+            | Step::Append(k, _)
+            | Step::ReadList(k) => {
+                int_key(k)?;
+            }
+            Step::RangeRead(lo, hi) => {
+                int_key(lo)?;
+                int_key(hi)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `plan` as one transaction on `conn`.
+pub async fn execute<C: Conn + ?Sized>(
+    conn: &mut C,
+    plan: &Plan,
+    iso: &Isolation,
+    limit: Duration,
+) -> Result<Outcome, AdapterError> {
+    check_keys(plan)?;
+    let mut ops = Vec::with_capacity(plan.steps.len() + 1);
+    if let Err(e) = timed(limit, conn.begin(iso)).await {
+        return Ok(abort(conn, ops, e, Phase::Begin, limit).await);
+    }
+    for step in &plan.steps {
+        if let Err(e) = run_step(conn, step, &mut ops, limit).await {
+            return Ok(abort(conn, ops, e, Phase::Statement, limit).await);
+        }
+    }
+    match timed(limit, conn.commit()).await {
+        Ok(()) => Ok(Outcome {
+            ops,
+            status: Status::Ok,
+            error: None,
+            broken: false,
+        }),
+        Err(e) => Ok(abort(conn, ops, e, Phase::Commit, limit).await),
+    }
+}
+
+/// Ends a transaction that hit `e`: its fate from the class and phase, and a
+/// best-effort ROLLBACK unless the connection is gone.
+async fn abort<C: Conn + ?Sized>(
+    conn: &mut C,
+    ops: Vec<Op>,
+    e: DbError,
+    phase: Phase,
+    limit: Duration,
+) -> Outcome {
+    let status = e.class.status(phase);
+    let mut broken = e.class.breaks_connection();
+    if !broken {
+        if let Err(r) = timed(limit, conn.rollback()).await {
+            broken = r.class.breaks_connection();
+        }
+    }
+    Outcome {
+        ops,
+        status,
+        error: Some(e),
+        broken,
+    }
+}
+
+/// Runs one step, pushing its op(s). A write is pushed before its statement
+/// runs, so a failed write still shows what was attempted; a read is pushed
+/// only with the value the database returned.
+async fn run_step<C: Conn + ?Sized>(
+    conn: &mut C,
+    step: &Step,
+    ops: &mut Vec<Op>,
+    limit: Duration,
+) -> Result<(), DbError> {
+    // Keys were checked before BEGIN.
+    let ik = |k: &Key| int_key(k).unwrap_or_default();
+    match step {
+        Step::Read(k) => {
+            let row = timed(limit, conn.read(ik(k))).await?;
+            ops.push(Op::Read {
+                key: k.clone(),
+                value: row.map(|(v, _)| v),
+            });
+        }
+        Step::Write(k, v) => {
+            ops.push(Op::Write {
+                key: k.clone(),
+                value: *v,
+            });
+            timed(limit, conn.upsert(ik(k), *v, false)).await?;
+        }
+        Step::Insert(k, v) => {
+            let row = timed(limit, conn.read(ik(k))).await?;
+            ops.push(Op::Read {
+                key: k.clone(),
+                value: row.map(|(v, _)| v),
+            });
+            let insert = Op::Insert {
+                key: k.clone(),
+                value: *v,
+            };
+            match row {
+                Some((_, false)) => {} // live row: the insert is skipped
+                None => {
+                    ops.push(insert);
+                    timed(limit, conn.insert(ik(k), *v)).await?;
+                }
+                Some((_, true)) => {
+                    ops.push(insert);
+                    if !timed(limit, conn.revive(ik(k), *v)).await? {
+                        ops.pop(); // someone revived it first: nothing written
+                    }
+                }
+            }
+        }
+        Step::Delete(k, v) => {
+            ops.push(Op::Delete {
+                key: k.clone(),
+                value: *v,
+            });
+            timed(limit, conn.upsert(ik(k), *v, true)).await?;
+        }
+        Step::RangeRead(lo, hi) => {
+            let rows = timed(limit, conn.range(ik(lo), ik(hi))).await?;
+            ops.push(Op::RangeRead {
+                lo: lo.clone(),
+                hi: hi.clone(),
+                rows: rows.into_iter().map(|(k, v)| (Key::Int(k), v)).collect(),
+            });
+        }
+        Step::Append(k, v) => {
+            ops.push(Op::Append {
+                key: k.clone(),
+                value: *v,
+            });
+            timed(limit, conn.append(ik(k), *v)).await?;
+        }
+        Step::ReadList(k) => {
+            let values = timed(limit, conn.read_list(ik(k))).await?;
+            ops.push(Op::ReadList {
+                key: k.clone(),
+                values: Some(values),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Parses a list stored as comma-separated integers.
+pub fn parse_list(text: &str) -> Result<Vec<i64>, DbError> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|p| {
+            p.trim().parse::<i64>().map_err(|_| DbError {
+                class: ErrorClass::Statement,
+                code: "bad-list".into(),
+                message: format!("list element {p:?} is not an integer"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_list("").unwrap(), Vec::<i64>::new());
+        assert_eq!(parse_list("1,2,-3").unwrap(), vec![1, 2, -3]);
+        assert!(parse_list("1,x").is_err());
+    }
+
+    #[test]
+    fn string_keys_are_refused_before_anything_runs() {
+        let plan = Plan {
+            kind: "t",
+            steps: vec![Step::Read(Key::Int(1)), Step::Write(Key::str("x"), 1)],
+        };
+        let e = check_keys(&plan).unwrap_err();
+        assert!(e.to_string().contains("\"x\""), "{e}");
+    }
+}

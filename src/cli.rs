@@ -1,0 +1,156 @@
+//! The command line: argument definitions and the dispatch to each
+//! subcommand. Every failure becomes one `error: ...` line and exit code 2.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use history::Level;
+
+/// Finds isolation bugs in real databases, Jepsen-style.
+#[derive(Parser, Debug)]
+#[command(name = "harness", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload against a database, record the history, check it.
+    Run(Box<RunArgs>),
+    /// Check a recorded history against an isolation level.
+    Check(CheckArgs),
+}
+
+/// The databases `--db` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DbArg {
+    /// Embedded SQLite (a file in the run folder); needs no server.
+    Sqlite,
+    /// PostgreSQL (default URL postgres://postgres@127.0.0.1:5432/postgres).
+    Postgres,
+}
+
+impl DbArg {
+    /// The adapter kind this names.
+    pub fn kind(self) -> adapters::DbKind {
+        match self {
+            DbArg::Sqlite => adapters::DbKind::Sqlite,
+            DbArg::Postgres => adapters::DbKind::Postgres,
+        }
+    }
+}
+
+/// Arguments of `harness run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The database to test.
+    #[arg(long, value_enum, default_value_t = DbArg::Sqlite)]
+    pub db: DbArg,
+    /// Where the database is (repeat for several endpoints; sessions are
+    /// spread over them). Default: the database's usual local address.
+    #[arg(long = "url", value_name = "URL")]
+    pub urls: Vec<String>,
+    /// The workload: mini, blindw, range or append.
+    #[arg(long, default_value = "mini")]
+    pub workload: String,
+    /// A variant of the workload (blindw: rw, rm, w, mixed; range: b, rqh, idh).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The level the history is checked against (rc, ra, cc, pc, si,
+    /// strong-session-si, strong-si, ser, strong-session-ser, sser).
+    #[arg(long, default_value = "ser")]
+    pub level: Level,
+    /// The database's own isolation setting (e.g. read-committed,
+    /// repeatable-read, serializable); default: the one promising --level.
+    #[arg(long, value_name = "NAME")]
+    pub isolation: Option<String>,
+    /// Concurrent client sessions.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub clients: u32,
+    /// Transactions to attempt in total (default 2000 unless --duration).
+    #[arg(long, conflicts_with = "duration")]
+    pub txns: Option<u64>,
+    /// Run for this long instead (e.g. 60s, 5m).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Number of keys (default: the workload's, e.g. 100 for mini).
+    #[arg(long)]
+    pub keys: Option<u64>,
+    /// Key distribution: uniform, zipf[:THETA], hotspot[:FRACTION:PROB],
+    /// exponential[:LAMBDA] (default: the workload's).
+    #[arg(long)]
+    pub dist: Option<String>,
+    /// Operations per transaction (blindw, range, append).
+    #[arg(long)]
+    pub ops: Option<usize>,
+    /// Share of reads, overriding the workload's mix.
+    #[arg(long)]
+    pub read_ratio: Option<f64>,
+    /// Seed of the workload generator (default: from the clock; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Folder that receives the run folder.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Give up checking after this long (the verdict is then `unknown`).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub check_timeout: Option<Duration>,
+}
+
+/// Arguments of `harness check`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The history file.
+    pub history: PathBuf,
+    /// The level to check against.
+    #[arg(long)]
+    pub level: Level,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The history's format: auto, jsonl, elle-edn, elle-json, text, awdit,
+    /// dbcop, cobra, timekiller, viper.
+    #[arg(long, default_value = "auto")]
+    pub format: history::Format,
+    /// Give up after this long (the verdict is then `unknown`).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Use the database's own timestamps (`dbts`) as the version order.
+    #[arg(long)]
+    pub use_dbts: bool,
+}
+
+/// Parses the command line, runs the subcommand, and maps the result to
+/// the exit codes of DESIGN §1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => crate::run::command(*a),
+        Command::Check(a) => crate::check_cmd::command(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The exit code of a verdict, as the process returns it.
+pub fn exit_code(v: checkers::Verdict) -> u8 {
+    u8::try_from(v.exit_code()).unwrap_or(2)
+}
+
+/// Writes `text` to stdout; a closed pipe (`harness ... | head`) is not an
+/// error worth a panic.
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

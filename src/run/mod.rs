@@ -1,0 +1,424 @@
+//! `harness run`: set up the database, run the clients, record the history,
+//! then check it and write `report.json`.
+
+mod recorder;
+mod runner;
+mod stats;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use adapters::{redact_url, Database, OpenOptions};
+use anyhow::{anyhow, bail, Context, Result};
+use checkers::{CheckOptions, Report, Verdict};
+use history::Header;
+use serde::Serialize;
+use workloads::{KeyDist, WorkloadConfig};
+
+use crate::cli::{exit_code, RunArgs};
+use runner::{Budget, Clock, Shared};
+use stats::Stats;
+
+/// The transaction budget when neither `--txns` nor `--duration` is given.
+const DEFAULT_TXNS: u64 = 2000;
+
+/// Now, as RFC 3339 UTC with seconds.
+pub(crate) fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// What `report.json` says about how the run was made.
+#[derive(Serialize)]
+struct RunInfo {
+    id: String,
+    db: String,
+    /// The URL(s) or file, passwords redacted.
+    url: String,
+    workload: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variant: Option<String>,
+    level: String,
+    /// The database's own isolation setting used.
+    isolation: String,
+    seed: u64,
+    clients: u32,
+    keys: u64,
+    dist: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    txns_budget: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_s: Option<f64>,
+    started: String,
+    finished: String,
+    /// False when the history lacks its `end` line.
+    complete: bool,
+    /// True when Ctrl-C ended the run before its budget was used up.
+    interrupted: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+}
+
+/// The whole `report.json`.
+#[derive(Serialize)]
+struct RunReport<'a> {
+    run: RunInfo,
+    verdict: Verdict,
+    counts: Counts,
+    abort_rate: AbortRates<'a>,
+    throughput: &'a stats::Throughput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_ms: Option<&'a stats::Latency>,
+    check: &'a Report,
+}
+
+#[derive(Serialize)]
+struct Counts {
+    total: u64,
+    committed: u64,
+    failed: u64,
+    info: u64,
+}
+
+#[derive(Serialize)]
+struct AbortRates<'a> {
+    overall: f64,
+    info: f64,
+    top_errors: &'a [stats::ErrorCount],
+    by_kind: &'a std::collections::BTreeMap<String, stats::Outcomes>,
+}
+
+/// The workload, its configuration, and the text of its distribution.
+fn workload(args: &RunArgs, seed: u64) -> Result<(Box<dyn workloads::Workload>, WorkloadConfig)> {
+    let mut cfg = WorkloadConfig::for_workload(&args.workload)?;
+    if let Some(k) = args.keys {
+        cfg.keys = k;
+    }
+    if let Some(d) = &args.dist {
+        cfg.dist = d.parse::<KeyDist>()?;
+    }
+    if let Some(o) = args.ops {
+        cfg.ops_per_txn = o;
+    }
+    cfg.read_ratio = args.read_ratio.or(cfg.read_ratio);
+    cfg.variant = args.variant.clone();
+    cfg.seed = seed;
+    cfg.clients = args.clients;
+    let w = workloads::build(&args.workload, &cfg)?;
+    Ok((w, cfg))
+}
+
+/// A fresh `OUT/<timestamp>-<db>-<workload>-<level>[-N]` folder.
+fn make_run_dir(out: &Path, db: &str, workload: &str, level: &str) -> Result<(String, PathBuf)> {
+    fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = format!("{stamp}-{db}-{workload}-{level}");
+    for n in 1..1000 {
+        let id = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        let dir = out.join(&id);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+        }
+    }
+    bail!("{}: too many runs named {base}", out.display())
+}
+
+/// The results of the client phase.
+struct Phase {
+    interrupted: bool,
+    recorded: recorder::Recorded,
+    elapsed: Duration,
+    warnings: Vec<String>,
+}
+
+/// Runs `harness run`; returns the verdict's exit code.
+pub fn command(args: RunArgs) -> Result<u8> {
+    let seed = args.seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64 & 0xffff_ffff_ffff)
+    });
+    let (wl, cfg) = workload(&args, seed)?;
+    let db_name = args.db.kind().name();
+    let (run_id, dir) = make_run_dir(&args.out, db_name, wl.name(), args.level.name())?;
+    let history_path = dir.join("history.jsonl");
+    let started = now_rfc3339();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = (|| {
+        let opts = OpenOptions::new(args.urls.clone(), dir.clone());
+        let db = adapters::open(args.db.kind(), &opts)?;
+        let iso = db.isolation(args.level, args.isolation.as_deref())?;
+        let header = Header {
+            version: 1,
+            db: Some(db_name.into()),
+            level: Some(args.level.name().into()),
+            isolation: Some(iso.name.into()),
+            workload: Some(wl.name().into()),
+            seed: Some(seed),
+            clients: Some(u64::from(args.clients)),
+            started: Some(started.clone()),
+        };
+        let phase = rt.block_on(clients_phase(
+            &args,
+            &db,
+            iso.clone(),
+            &*wl,
+            &header,
+            &history_path,
+        ))?;
+        anyhow::Ok((db, iso, phase))
+    })();
+    let (db, iso, phase) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was recorded: leave no run folder behind. A history,
+            // even a partial one, is kept.
+            if !history_path.exists() {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            return Err(e);
+        }
+    };
+    let finished = now_rfc3339();
+
+    let h = history::read_jsonl_file(&history_path)
+        .with_context(|| "cannot read back the recorded history")?;
+    let opts = CheckOptions {
+        timeout: args.check_timeout,
+        ..CheckOptions::default()
+    };
+    let report = checkers::check(&h, args.level, &opts);
+    let st = stats::compute(&h, phase.elapsed.as_secs_f64());
+    let info = RunInfo {
+        id: run_id,
+        db: db_name.into(),
+        url: redact_url(&db.location()),
+        workload: wl.name().into(),
+        variant: cfg.variant.clone(),
+        level: args.level.name().into(),
+        isolation: iso.name.into(),
+        seed,
+        clients: args.clients,
+        keys: cfg.keys,
+        dist: cfg.dist.to_string(),
+        txns_budget: args
+            .duration
+            .is_none()
+            .then(|| args.txns.unwrap_or(DEFAULT_TXNS)),
+        duration_s: args.duration.map(|d| d.as_secs_f64()),
+        started,
+        finished,
+        complete: h.end.is_some(),
+        interrupted: phase.interrupted,
+        warnings: phase.warnings.clone(),
+    };
+    let report_path = dir.join("report.json");
+    write_report(&report_path, info, &st, &report)?;
+    print_summary(&report, &st, &phase, &history_path, &report_path, seed);
+    Ok(exit_code(report.verdict))
+}
+
+fn write_report(path: &Path, run: RunInfo, st: &Stats, report: &Report) -> Result<()> {
+    let o = &st.outcomes;
+    let r = RunReport {
+        run,
+        verdict: report.verdict,
+        counts: Counts {
+            total: o.total,
+            committed: o.committed,
+            failed: o.failed,
+            info: o.info,
+        },
+        abort_rate: AbortRates {
+            overall: o.abort_rate,
+            info: o.info_rate,
+            top_errors: &o.top_errors,
+            by_kind: &st.by_kind,
+        },
+        throughput: &st.throughput,
+        latency_ms: st.latency_ms.as_ref(),
+        check: report,
+    };
+    let text = serde_json::to_string_pretty(&r)?;
+    fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn print_summary(
+    report: &Report,
+    st: &Stats,
+    phase: &Phase,
+    history: &Path,
+    report_path: &Path,
+    seed: u64,
+) {
+    use std::fmt::Write as _;
+    let o = &st.outcomes;
+    let mut s = String::new();
+    let _ = writeln!(s, "verdict: {} ({})", report.verdict, report.level);
+    s.push_str(&report.summary());
+    const SHOWN: usize = 3;
+    for a in report.anomalies.iter().take(SHOWN) {
+        let _ = write!(s, "\n{a}");
+    }
+    if report.anomalies.len() > SHOWN {
+        let _ = writeln!(
+            s,
+            "\n... {} more in the report",
+            report.anomalies.len() - SHOWN
+        );
+    }
+    let errs: Vec<String> = o
+        .top_errors
+        .iter()
+        .map(|e| format!("{} x{}", e.code, e.count))
+        .collect();
+    let _ = writeln!(
+        s,
+        "txns: {} ({} committed, {} failed, {} info); abort rate {:.1}%{}",
+        o.total,
+        o.committed,
+        o.failed,
+        o.info,
+        o.abort_rate * 100.0,
+        if errs.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", errs.join(", "))
+        }
+    );
+    let lat = st.latency_ms.as_ref().map_or(String::new(), |l| {
+        format!(
+            "; latency ms p50 {:.2} p95 {:.2} p99 {:.2} max {:.2}",
+            l.p50, l.p95, l.p99, l.max
+        )
+    });
+    let _ = writeln!(
+        s,
+        "throughput: {:.1} committed txn/s over {:.1} s{lat}",
+        st.throughput.committed_per_s, st.throughput.elapsed_s
+    );
+    for w in &phase.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    debug_assert_eq!(phase.recorded.txns, o.total);
+    let _ = writeln!(s, "seed: {seed}");
+    let _ = writeln!(s, "history: {}", history.display());
+    let _ = writeln!(s, "report: {}", report_path.display());
+    crate::cli::print_out(&s);
+}
+
+/// Sets up the tables, connects every client, runs them, and waits for the
+/// recorder to finish the history file.
+async fn clients_phase(
+    args: &RunArgs,
+    db: &Arc<dyn Database>,
+    iso: adapters::Isolation,
+    wl: &dyn workloads::Workload,
+    header: &Header,
+    history_path: &Path,
+) -> Result<Phase> {
+    db.setup(&wl.schema()).await?;
+    let mut sessions = Vec::with_capacity(args.clients as usize);
+    for c in 0..args.clients {
+        sessions.push(db.connect(u64::from(c)).await?);
+    }
+
+    let clock = Clock::start();
+    let began = Instant::now();
+    let txns = args.txns.unwrap_or(DEFAULT_TXNS);
+    let budget = match args.duration {
+        Some(d) => Budget::Until(began + d),
+        None => Budget::Txns {
+            total: txns,
+            claimed: AtomicU64::new(0),
+        },
+    };
+    let shared = Arc::new(Shared {
+        db: Arc::clone(db),
+        iso,
+        clock,
+        budget,
+        stop: AtomicBool::new(false),
+        interrupted: AtomicBool::new(false),
+        next_session: AtomicU64::new(u64::from(args.clients)),
+        reconnect_window: Duration::from_secs(30),
+    });
+    let progress = recorder::Progress::new(txns, args.duration, clock);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let rec = recorder::spawn(history_path, header, rx, progress.clone())
+        .with_context(|| format!("cannot write {}", history_path.display()))?;
+
+    {
+        // The first Ctrl-C stops the clients after the transactions in
+        // flight, so the history stays complete; one after that (or during
+        // the check) quits at once. The runtime lives until the end of the
+        // command, so this keeps working while the history is checked.
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                shared.interrupted.store(true, Ordering::Relaxed);
+                if shared.stop.swap(true, Ordering::Relaxed) {
+                    eprintln!("interrupted");
+                    std::process::exit(130);
+                }
+                eprintln!(
+                    "interrupted: finishing the transactions in flight (Ctrl-C again to quit)"
+                );
+            }
+        });
+    }
+    let mut tasks = Vec::with_capacity(sessions.len());
+    for (c, s) in sessions.into_iter().enumerate() {
+        let c = c as u32;
+        tasks.push(tokio::spawn(runner::client(
+            Arc::clone(&shared),
+            c,
+            s,
+            wl.client(c),
+            tx.clone(),
+        )));
+    }
+    drop(tx);
+    let mut warnings = Vec::new();
+    let mut fatal = None;
+    for t in tasks {
+        match t.await {
+            Ok(end) => {
+                warnings.extend(end.warning);
+                if fatal.is_none() {
+                    fatal = end.fatal;
+                }
+            }
+            Err(e) => fatal = Some(format!("a client task failed: {e}")),
+        }
+    }
+    let elapsed = began.elapsed();
+    // From now on a Ctrl-C quits at once.
+    shared.stop.store(true, Ordering::Relaxed);
+    let recorded = tokio::task::spawn_blocking(move || rec.join())
+        .await
+        .map_err(|e| anyhow!("recorder: {e}"))?
+        .map_err(|_| anyhow!("the recorder thread panicked"))?
+        .with_context(|| format!("cannot write {}", history_path.display()))?;
+    progress.finish();
+    if let Some(f) = fatal {
+        bail!("{f}");
+    }
+    Ok(Phase {
+        interrupted: shared.interrupted.load(Ordering::Relaxed),
+        recorded,
+        elapsed,
+        warnings,
+    })
+}

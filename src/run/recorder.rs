@@ -1,0 +1,113 @@
+//! The recorder: one thread that receives finished transactions and appends
+//! each to `history.jsonl` at once, so that a crash of the harness loses
+//! only the transactions still in flight. It numbers transactions in the
+//! order they finish and keeps the progress bar up to date.
+
+use std::io::{self, IsTerminal};
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use history::{Header, JsonlWriter, Status, Txn};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::runner::Clock;
+
+/// What the recorder wrote.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Recorded {
+    /// Transaction lines written.
+    pub txns: u64,
+    /// Of which committed.
+    pub ok: u64,
+    /// Of which surely not committed.
+    pub fail: u64,
+    /// Of which unknown.
+    pub info: u64,
+}
+
+/// The progress bar: transactions done out of the budget, or seconds out
+/// of the duration. Hidden when stderr is not a terminal.
+#[derive(Clone)]
+pub struct Progress {
+    bar: ProgressBar,
+    by_time: Option<Clock>,
+}
+
+impl Progress {
+    /// A bar over `txns` transactions, or over `duration` when given.
+    pub fn new(txns: u64, duration: Option<Duration>, clock: Clock) -> Progress {
+        let (len, template, by_time) = match duration {
+            Some(d) => (
+                d.as_secs().max(1),
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} s  {msg}",
+                Some(clock),
+            ),
+            None => (
+                txns,
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} txns  {msg}",
+                None,
+            ),
+        };
+        let target = if io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(len), target);
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress { bar, by_time }
+    }
+
+    fn update(&self, r: &Recorded) {
+        match self.by_time {
+            Some(c) => self.bar.set_position(c.now() / 1_000_000_000),
+            None => self.bar.set_position(r.txns),
+        }
+        self.bar
+            .set_message(format!("ok {} fail {} info {}", r.ok, r.fail, r.info));
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Creates `path`, writes the header, and starts the recorder thread. The
+/// thread ends when every sender is dropped: it then writes the `end` line
+/// and syncs the file to disk.
+pub fn spawn(
+    path: &Path,
+    header: &Header,
+    mut rx: UnboundedReceiver<Txn>,
+    progress: Progress,
+) -> io::Result<JoinHandle<io::Result<Recorded>>> {
+    let mut w = JsonlWriter::create(path)?;
+    w.write_header(header)?;
+    let handle = std::thread::Builder::new()
+        .name("recorder".into())
+        .spawn(move || {
+            let mut r = Recorded::default();
+            while let Some(mut t) = rx.blocking_recv() {
+                t.id = r.txns;
+                w.write_txn(&t)?;
+                r.txns += 1;
+                match t.status {
+                    Status::Ok => r.ok += 1,
+                    Status::Fail => r.fail += 1,
+                    Status::Info => r.info += 1,
+                }
+                progress.update(&r);
+            }
+            w.write_end(Some(super::now_rfc3339()))?;
+            w.flush()?;
+            w.sync()?;
+            Ok(r)
+        })?;
+    Ok(handle)
+}

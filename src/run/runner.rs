@@ -1,0 +1,199 @@
+//! The clients: each one a tokio task with its own connection and plan
+//! stream, running transactions one after another until the budget is used
+//! up, and handing each finished transaction to the recorder.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use adapters::{Database, Isolation, Session};
+use history::{Status, Txn};
+use tokio::sync::mpsc::UnboundedSender;
+use workloads::ClientPlans;
+
+/// The run's one monotonic clock: nanoseconds since the run started.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock(Instant);
+
+impl Clock {
+    /// A clock that reads 0 now.
+    pub fn start() -> Clock {
+        Clock(Instant::now())
+    }
+
+    /// Nanoseconds since the start.
+    pub fn now(&self) -> u64 {
+        u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// How much work the run does: a number of transactions, or a deadline.
+#[derive(Debug)]
+pub enum Budget {
+    /// Attempt this many transactions in total (ok, fail and info alike).
+    Txns {
+        /// The budget.
+        total: u64,
+        /// Transactions taken so far (may overshoot `total` by the clients).
+        claimed: AtomicU64,
+    },
+    /// Start transactions until this instant.
+    Until(Instant),
+}
+
+impl Budget {
+    /// Takes one transaction from the budget; false when it is used up.
+    pub fn claim(&self) -> bool {
+        match self {
+            Budget::Txns { total, claimed } => claimed.fetch_add(1, Ordering::Relaxed) < *total,
+            Budget::Until(t) => Instant::now() < *t,
+        }
+    }
+
+    /// Gives back a claim that was not used (the client stopped first).
+    fn unclaim(&self) {
+        if let Budget::Txns { claimed, .. } = self {
+            claimed.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// True once no more transactions will be started.
+    fn exhausted(&self) -> bool {
+        match self {
+            Budget::Txns { total, claimed } => claimed.load(Ordering::Relaxed) >= *total,
+            Budget::Until(t) => Instant::now() >= *t,
+        }
+    }
+}
+
+/// What every client shares.
+pub struct Shared {
+    /// The database under test.
+    pub db: Arc<dyn Database>,
+    /// The isolation every transaction runs at.
+    pub iso: Isolation,
+    /// The clock of `start` / `end`.
+    pub clock: Clock,
+    /// What is left to run.
+    pub budget: Budget,
+    /// Set by Ctrl-C, a fatal error, or a recorder that cannot write.
+    pub stop: AtomicBool,
+    /// Set by Ctrl-C: the run ended before its budget was used up.
+    pub interrupted: AtomicBool,
+    /// The next session id for a client that reconnects.
+    pub next_session: AtomicU64,
+    /// How long a client keeps trying to reconnect before giving up.
+    pub reconnect_window: Duration,
+}
+
+/// How a client's run ended.
+#[derive(Debug, Default)]
+pub struct ClientEnd {
+    /// Why the client stopped early, when it did.
+    pub warning: Option<String>,
+    /// A fatal error that must end the run (a plan the adapter refused).
+    pub fatal: Option<String>,
+}
+
+/// One client: runs plans on `session` (reconnecting when the connection
+/// breaks) until the budget is used up or the run is stopped.
+pub async fn client(
+    shared: Arc<Shared>,
+    client: u32,
+    first: Box<dyn Session>,
+    mut plans: Box<dyn ClientPlans>,
+    tx: UnboundedSender<Txn>,
+) -> ClientEnd {
+    let mut session_id = u64::from(client);
+    let mut session = Some(first);
+    let mut end = ClientEnd::default();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let s = match session.as_mut() {
+            Some(s) => s,
+            None => match reconnect(&shared).await {
+                Ok((id, s)) => {
+                    session_id = id;
+                    session.insert(s)
+                }
+                Err(why) => {
+                    end.warning = why.map(|w| format!("client {client} stopped: {w}"));
+                    break;
+                }
+            },
+        };
+        if !shared.budget.claim() {
+            break;
+        }
+        if shared.stop.load(Ordering::Relaxed) {
+            shared.budget.unclaim();
+            break;
+        }
+        let plan = plans.next_plan();
+        let start = shared.clock.now();
+        let result = s.run(&plan, &shared.iso).await;
+        let finish = shared.clock.now();
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                end.fatal = Some(format!("client {client}: {e}"));
+                shared.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        };
+        let txn = Txn {
+            id: 0, // the recorder numbers transactions as they finish
+            session: session_id,
+            status: outcome.status,
+            start: Some(start),
+            // An info transaction may take effect after we gave up on it.
+            end: (outcome.status != Status::Info).then_some(finish),
+            error: outcome.error_text(),
+            ops: outcome.ops,
+            dbts: None,
+            kind: Some(plan.kind.to_string()),
+        };
+        if tx.send(txn).is_err() {
+            // The recorder is gone (it could not write); stop everyone.
+            shared.stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        if outcome.broken {
+            if let Some(s) = session.take() {
+                s.close().await;
+            }
+        }
+    }
+    if let Some(s) = session.take() {
+        s.close().await;
+    }
+    end
+}
+
+/// Opens a new connection with exponential backoff. `Err(None)` when the
+/// run ended meanwhile, `Err(Some(why))` when the database stayed
+/// unreachable for the whole reconnect window.
+async fn reconnect(shared: &Shared) -> Result<(u64, Box<dyn Session>), Option<String>> {
+    let began = Instant::now();
+    let mut delay = Duration::from_millis(50);
+    // A reconnected client is a new session: its transactions are not
+    // ordered after the old connection's by the database.
+    let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
+    loop {
+        if shared.stop.load(Ordering::Relaxed) || shared.budget.exhausted() {
+            return Err(None);
+        }
+        match shared.db.connect(id).await {
+            Ok(s) => return Ok((id, s)),
+            Err(e) if began.elapsed() >= shared.reconnect_window => {
+                return Err(Some(format!(
+                    "could not reconnect for {} s: {e}",
+                    shared.reconnect_window.as_secs()
+                )))
+            }
+            Err(_) => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The command line: exit codes, error messages, `harness check`.
+
+mod common;
+
+use common::*;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const SERIAL: &str = r#"{"type":"header","version":1}
+{"id":0,"session":0,"status":"ok","start":1,"end":2,"ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"ok","start":3,"end":4,"ops":[["r",1,10],["w",1,11]]}
+{"type":"end","txns":2}
+"#;
+
+/// Two transactions read the same version and both overwrite it.
+const LOST_UPDATE: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
+"#;
+
+#[test]
+fn check_gives_the_verdict_as_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write(dir.path(), "ok.jsonl", SERIAL);
+    let o = harness(&["check", &ok, "--level", "ser"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("ser: ok"), "{}", stdout(&o));
+
+    let bad = write(dir.path(), "lost.jsonl", LOST_UPDATE);
+    let o = harness(&["check", &bad, "--level", "si"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("si: anomalous"), "{out}");
+    assert!(
+        out.contains("T0") && out.contains("T1"),
+        "the counterexample is shown: {out}"
+    );
+
+    let o = harness(&["check", &bad, "--level", "si", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
+    assert_eq!(v["verdict"], "anomalous");
+    assert_eq!(v["level"], "si");
+}
+
+#[test]
+fn bad_input_is_one_error_line_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "bad.jsonl",
+        "{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}\n{\"id\":1,\"session\":1,\"status\":\"maybe\",\"ops\":[]}\n",
+    );
+    let o = harness(&["check", &p, "--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("error: {p}:2: ")), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let missing = dir.path().join("nope.jsonl").display().to_string();
+    let o = harness(&["check", &missing, "--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).trim(), format!("error: {missing}: no such file"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["check", "x.jsonl"],                     // no --level
+        vec!["check", "x.jsonl", "--level", "bogus"], // unknown level
+        vec!["check", "x.jsonl", "--level", "ser", "--format", "bogus"],
+        vec!["run", "--clients", "0"],
+        vec!["run", "--txns", "5", "--duration", "1s"],
+        vec!["run", "--db", "oracle"],
+        vec!["frobnicate"],
+    ] {
+        let o = harness(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn run_refuses_bad_settings_before_starting() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--isolation", "read-committed"],
+            "sqlite offers only serializable",
+        ),
+        (&["--dist", "zipf:x"], "bad key distribution"),
+        (&["--workload", "tpcx"], "unknown workload `tpcx`"),
+        (&["--keys", "0"], "keys must be at least 1"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["run", "--out", &out, "--txns", "10"];
+        args.extend_from_slice(extra);
+        let o = harness(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("error: ") && err.contains(want),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // Nothing was left behind by the refused runs.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_unreachable_postgres_fails_fast_without_showing_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let t = std::time::Instant::now();
+    let o = harness(&[
+        "run",
+        "--db",
+        "postgres",
+        "--url",
+        "postgres://bob:hunter2@127.0.0.1:1/db",
+        "--out",
+        &out,
+    ]);
+    assert!(t.elapsed().as_secs() < 8, "took {:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: cannot connect to postgres at postgres://bob:***@127.0.0.1:1/db"),
+        "{err}"
+    );
+    assert!(err.contains("pg_ctl"), "{err}");
+    assert!(!err.contains("hunter2") && !stdout(&o).contains("hunter2"));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no empty run folder"
+    );
+}
