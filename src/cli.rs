@@ -33,6 +33,8 @@ pub enum DbArg {
     Sqlite,
     /// PostgreSQL (default URL postgres://postgres@127.0.0.1:5432/postgres).
     Postgres,
+    /// The in-process multi-version store (rc, si, ser; see --bug).
+    Memdb,
 }
 
 impl DbArg {
@@ -41,6 +43,7 @@ impl DbArg {
         match self {
             DbArg::Sqlite => adapters::DbKind::Sqlite,
             DbArg::Postgres => adapters::DbKind::Postgres,
+            DbArg::Memdb => adapters::DbKind::Memdb,
         }
     }
 }
@@ -100,6 +103,17 @@ pub struct RunArgs {
     /// Give up checking after this long (the verdict is then `unknown`).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub check_timeout: Option<Duration>,
+    /// memdb only: switch on an isolation bug (lost-update, stale-read,
+    /// fractured-read, write-skew, long-fork, aborted-read).
+    #[arg(long, value_parser = parse_bug)]
+    pub bug: Option<adapters::memdb::Bug>,
+}
+
+fn parse_bug(s: &str) -> Result<adapters::memdb::Bug, String> {
+    adapters::memdb::Bug::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = adapters::memdb::Bug::ALL.iter().map(|b| b.name()).collect();
+        format!("unknown bug {s:?} (expected one of: {})", names.join(", "))
+    })
 }
 
 /// Arguments of `harness check`.

@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod exec;
+pub mod memdb;
 pub mod postgres;
 pub mod sqlite;
 
@@ -99,6 +100,8 @@ pub enum DbKind {
     Sqlite,
     /// PostgreSQL over tokio-postgres.
     Postgres,
+    /// The in-process multi-version store, with optional bugs.
+    Memdb,
 }
 
 impl DbKind {
@@ -107,6 +110,7 @@ impl DbKind {
         match self {
             DbKind::Sqlite => "sqlite",
             DbKind::Postgres => "postgres",
+            DbKind::Memdb => "memdb",
         }
     }
 }
@@ -122,6 +126,10 @@ pub struct OpenOptions {
     /// How long to wait for any one statement before abandoning the
     /// connection (the transaction is then `fail`, or `info` at COMMIT).
     pub statement_timeout: Duration,
+    /// For `memdb`: the isolation bug to switch on.
+    pub bug: Option<memdb::Bug>,
+    /// For `memdb`: the seed of its random choices.
+    pub seed: u64,
 }
 
 impl OpenOptions {
@@ -131,6 +139,8 @@ impl OpenOptions {
             urls,
             run_dir,
             statement_timeout: Duration::from_secs(30),
+            bug: None,
+            seed: 0,
         }
     }
 }
@@ -141,6 +151,7 @@ pub fn open(kind: DbKind, opts: &OpenOptions) -> Result<Arc<dyn Database>, Adapt
     Ok(match kind {
         DbKind::Sqlite => Arc::new(sqlite::Sqlite::new(opts)?),
         DbKind::Postgres => Arc::new(postgres::Postgres::new(opts)?),
+        DbKind::Memdb => Arc::new(memdb::MemDatabase::new(opts)?),
     })
 }
 

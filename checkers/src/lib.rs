@@ -20,6 +20,8 @@
 //!   cycle);
 //! * [`cycles`]: cycle search by layers and Adya classification;
 //! * [`explain`]: counterexamples with a reason per edge, and DOT;
+//! * [`weak`]: the levels below SI (rc, ra, cc by saturation; pc through
+//!   the SI machinery);
 //! * [`lattice`]: which levels imply which, and what each forbids;
 //! * [`check`](mod@check): choosing a method and assembling the report;
 //! * [`oracle`] and [`testgen`]: brute-force reference semantics and random
@@ -43,6 +45,7 @@ pub mod polygraph;
 pub mod report;
 pub mod solve;
 pub mod testgen;
+pub mod weak;
 
 use std::time::Duration;
 

@@ -12,18 +12,35 @@
 //!   events in which every transaction reads the state committed at its
 //!   begin (or its own writes), and no two transactions that both write a
 //!   key overlap (first committer wins)?
+//! * **rc**, **ra**, **cc**, **pc** (Biswas & Enea 2019): every read of a
+//!   committed value names its writer (a read of a value no committed
+//!   transaction installed, or one its own transaction writes later, is
+//!   inconsistent; a read after the transaction's own write must return
+//!   that write); then, is there a total commit order of the committed
+//!   transactions, extending session order and read-from, such that for
+//!   every read of `x` by `t3` from `t2` and every other writer `t1` of `x`
+//!   the level's premise implies `t1` commits before `t2`? The premises:
+//!   rc, a read of `t3` earlier in program order reads from `t1`; ra,
+//!   `t1` precedes `t3` in session order or `t3` read from `t1`; cc, a
+//!   chain of those; pc, `t1` commits before (or is) such a direct
+//!   predecessor of `t3`. A read of the initial (absent) version reads
+//!   from an initial transaction that commits before everything. Written
+//!   values must be unique per key.
 //!
 //! `ok` transactions must commit, `fail` ones must not, and each `info`
 //! transaction may go either way. Exponential: only for histories of a
 //! handful of transactions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use history::{History, Key, Level, Op, Status, Value};
 
 /// The oracle's answer for a level it knows; `None` for levels it does not
 /// decide.
 pub fn satisfies(h: &History, level: Level) -> Option<bool> {
+    if matches!(level, Level::Rc | Level::Ra | Level::Cc | Level::Pc) {
+        return Some(weak_satisfies(h, level));
+    }
     let strong = matches!(
         level,
         Level::Si
@@ -249,4 +266,218 @@ fn si_schedule_exists(h: &History, inc: &[usize], cons: &Constraints) -> bool {
         pending: vec![None; n],
     };
     go(&mut s, &Store::new(), inc.len())
+}
+
+// ---------------------------------------------------------------------------
+// The weak levels, literally.
+// ---------------------------------------------------------------------------
+
+/// Where a read event reads from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    /// The initial transaction (the key was absent).
+    Init,
+    /// A committed transaction (history index).
+    Txn(usize),
+}
+
+/// One external read event: (op index, key, source).
+type ReadEvent = (usize, Key, Src);
+
+fn weak_satisfies(h: &History, level: Level) -> bool {
+    // Unique values, over every write of the history.
+    let mut seen: HashSet<(Key, Value)> = HashSet::new();
+    for t in &h.txns {
+        for op in &t.ops {
+            if let Some((k, v)) = op.written() {
+                if !seen.insert((k.clone(), v)) {
+                    return false;
+                }
+            }
+        }
+    }
+    let info: Vec<usize> = (0..h.txns.len())
+        .filter(|&i| h.txns[i].status == Status::Info)
+        .collect();
+    assert!(
+        info.len() <= 12,
+        "too many info transactions for the oracle"
+    );
+    (0u32..(1 << info.len())).any(|mask| {
+        let included: Vec<bool> = (0..h.txns.len())
+            .map(|i| match h.txns[i].status {
+                Status::Ok => true,
+                Status::Fail => false,
+                Status::Info => {
+                    let pos = info.iter().position(|&j| j == i).expect("info txn");
+                    mask & (1 << pos) != 0
+                }
+            })
+            .collect();
+        weak_consistent(h, &included, level)
+    })
+}
+
+/// The external read events of each included transaction, or `None` when
+/// some read cannot be explained by a committed write.
+fn read_events(h: &History, inc: &[bool]) -> Option<Vec<Vec<ReadEvent>>> {
+    // (key, value) -> (writer, is its last write of the key)
+    let mut written: HashMap<(Key, Value), (usize, bool)> = HashMap::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let mut last: HashMap<Key, Value> = HashMap::new();
+        for op in &txn.ops {
+            if let Some((k, v)) = op.written() {
+                last.insert(k.clone(), v);
+                written.insert((k.clone(), v), (t, false));
+            }
+        }
+        for (k, v) in last {
+            written.insert((k, v), (t, true));
+        }
+    }
+    let mut out = vec![Vec::new(); h.txns.len()];
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        let mut own: HashMap<Key, Value> = HashMap::new();
+        for (o, op) in txn.ops.iter().enumerate() {
+            match op {
+                Op::Read { key, value } => {
+                    if let Some(&mine) = own.get(key) {
+                        // After its own write: must see that write.
+                        if *value != Some(mine) {
+                            return None;
+                        }
+                        continue;
+                    }
+                    let src = match value {
+                        None => Src::Init,
+                        Some(v) => match written.get(&(key.clone(), *v)) {
+                            Some(&(w, true)) if w != t && inc[w] => Src::Txn(w),
+                            _ => return None, // thin air, aborted, intermediate, future
+                        },
+                    };
+                    out[t].push((o, key.clone(), src));
+                }
+                Op::Write { key, value }
+                | Op::Insert { key, value }
+                | Op::Delete { key, value } => {
+                    own.insert(key.clone(), *value);
+                }
+                _ => panic!("the oracle handles register histories only"),
+            }
+        }
+    }
+    Some(out)
+}
+
+fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
+    let n = h.txns.len();
+    let Some(reads) = read_events(h, inc) else {
+        return false;
+    };
+    let txns: Vec<usize> = (0..n).filter(|&t| inc[t]).collect();
+    let writes = |t: usize, x: &Key| {
+        h.txns[t]
+            .ops
+            .iter()
+            .any(|o| o.written().is_some_and(|(k, _)| k == x))
+    };
+    // so and wr, as matrices over history indices.
+    let mut so = vec![vec![false; n]; n];
+    let mut wr = vec![vec![false; n]; n];
+    for &a in &txns {
+        for &b in &txns {
+            so[a][b] = a < b && h.txns[a].session == h.txns[b].session;
+        }
+        for (_, _, src) in &reads[a] {
+            if let Src::Txn(w) = *src {
+                wr[w][a] = true;
+            }
+        }
+    }
+    // (so ∪ wr)+, by Floyd–Warshall.
+    let mut hb: Vec<Vec<bool>> = (0..n)
+        .map(|a| (0..n).map(|b| so[a][b] || wr[a][b]).collect())
+        .collect();
+    for m in 0..n {
+        let via = hb[m].clone();
+        for row in hb.iter_mut() {
+            if row[m] {
+                for (cell, &reach) in row.iter_mut().zip(&via) {
+                    *cell |= reach;
+                }
+            }
+        }
+    }
+    // Does `co` (positions) satisfy the axiom at every read?
+    let axiom_holds = |pos: &[usize]| -> bool {
+        let co = |a: usize, b: usize| pos[a] < pos[b];
+        for &t3 in &txns {
+            for (o, x, src) in &reads[t3] {
+                for &t1 in &txns {
+                    if Src::Txn(t1) == *src || !writes(t1, x) {
+                        continue;
+                    }
+                    let premise = match level {
+                        Level::Rc => reads[t3]
+                            .iter()
+                            .any(|(o2, _, s2)| o2 < o && *s2 == Src::Txn(t1)),
+                        Level::Ra => so[t1][t3] || wr[t1][t3],
+                        Level::Cc => hb[t1][t3],
+                        Level::Pc => txns
+                            .iter()
+                            .any(|&t4| (t4 == t1 || co(t1, t4)) && (so[t4][t3] || wr[t4][t3])),
+                        _ => unreachable!("weak levels only"),
+                    };
+                    if !premise {
+                        continue;
+                    }
+                    let ordered = match *src {
+                        Src::Init => false, // nothing commits before the initial transaction
+                        Src::Txn(t2) => co(t1, t2),
+                    };
+                    if !ordered {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    };
+    // Every total order of the committed transactions extending so ∪ wr.
+    fn extend(
+        txns: &[usize],
+        so: &[Vec<bool>],
+        wr: &[Vec<bool>],
+        placed: &mut Vec<usize>,
+        pos: &mut [usize],
+        check: &dyn Fn(&[usize]) -> bool,
+    ) -> bool {
+        if placed.len() == txns.len() {
+            return check(pos);
+        }
+        for &t in txns {
+            if pos[t] != usize::MAX {
+                continue;
+            }
+            let ready = txns
+                .iter()
+                .all(|&p| !(so[p][t] || wr[p][t]) || pos[p] != usize::MAX);
+            if !ready {
+                continue;
+            }
+            pos[t] = placed.len();
+            placed.push(t);
+            if extend(txns, so, wr, placed, pos, check) {
+                return true;
+            }
+            placed.pop();
+            pos[t] = usize::MAX;
+        }
+        false
+    }
+    let mut pos = vec![usize::MAX; n];
+    extend(&txns, &so, &wr, &mut Vec::new(), &mut pos, &axiom_holds)
 }

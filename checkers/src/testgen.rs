@@ -28,6 +28,19 @@ pub struct GenConfig {
     pub max_stale: usize,
     /// Make mini-transactions (reads of each key before writing it).
     pub mini: bool,
+    /// Probability a read takes its own stale snapshot instead of its
+    /// transaction's (fractured and non-monotonic reads, for the weak
+    /// levels). 0 leaves the random stream as it was.
+    pub per_read_stale: f64,
+    /// Probability a transaction's snapshot includes its session's previous
+    /// transaction (read-your-writes, for the weak levels). 0 leaves the
+    /// random stream as it was.
+    pub session_floor: f64,
+    /// Probability a transaction's snapshot leaves out each of the
+    /// `max_stale` transactions just before it (forks: long forks and
+    /// causality violations, for the weak levels). 0 leaves the random
+    /// stream as it was.
+    pub p_fork: f64,
 }
 
 impl Default for GenConfig {
@@ -42,6 +55,9 @@ impl Default for GenConfig {
             p_wild: 0.1,
             max_stale: 2,
             mini: false,
+            per_read_stale: 0.0,
+            session_floor: 0.0,
+            p_fork: 0.0,
         }
     }
 }
@@ -127,8 +143,29 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
     // Resolve reads against a stale prefix of the order.
     let mut txns = Vec::with_capacity(n);
     let mut session_end: Vec<u64> = vec![0; cfg.sessions.max(1)];
+    let mut session_last: Vec<Option<usize>> = vec![None; cfg.sessions.max(1)];
     for i in 0..n {
-        let snap = i - rng.random_range(0..=cfg.max_stale.min(i));
+        let mut snap = i - rng.random_range(0..=cfg.max_stale.min(i));
+        // With `session_floor`, the session is picked first, so that the
+        // snapshot can include the session's previous transaction.
+        let early_session =
+            (cfg.session_floor > 0.0).then(|| rng.random_range(0..cfg.sessions.max(1)));
+        if let Some(s) = early_session {
+            if let Some(last) = session_last[s] {
+                if rng.random_bool(cfg.session_floor) {
+                    snap = snap.max(last + 1);
+                }
+            }
+        }
+        // Transactions left out of the snapshot, with `p_fork` each.
+        let mut skip: Vec<usize> = Vec::new();
+        if cfg.p_fork > 0.0 {
+            for j in snap.saturating_sub(cfg.max_stale.max(1))..snap {
+                if rng.random_bool(cfg.p_fork) {
+                    skip.push(j);
+                }
+            }
+        }
         let mut ops = Vec::new();
         let mut own: Vec<(i64, Value)> = Vec::new();
         for op in &plans[i] {
@@ -157,10 +194,16 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
                     } else if let Some(&(_, v)) = own.iter().find(|w| w.0 == k) {
                         Some(v)
                     } else {
+                        let snap =
+                            if cfg.per_read_stale > 0.0 && rng.random_bool(cfg.per_read_stale) {
+                                i - rng.random_range(0..=cfg.max_stale.min(i))
+                            } else {
+                                snap
+                            };
                         // Latest non-failed write of k among the first `snap`.
                         let mut v = None;
                         for (j, p) in plans.iter().enumerate().take(snap) {
-                            if status[j] == Status::Fail {
+                            if status[j] == Status::Fail || skip.contains(&j) {
                                 continue;
                             }
                             for o in p {
@@ -180,7 +223,11 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
                 }
             }
         }
-        let session = rng.random_range(0..cfg.sessions.max(1));
+        let session = match early_session {
+            Some(s) => s,
+            None => rng.random_range(0..cfg.sessions.max(1)),
+        };
+        session_last[session] = Some(i);
         let base = 10 * i as u64 + 20;
         let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
         let end = start + 1 + rng.random_range(0..15u64);

@@ -29,9 +29,7 @@ fn text_is_fast(c: &mut Criterion) {
         }
         txn += 1;
     }
-    check(
-        c,
-        "text", s.len(), || {
+    check(c, "text", s.len(), || {
         formats::parse(s.as_bytes(), Format::Text, None)
             .unwrap()
             .txns
@@ -55,17 +53,13 @@ fn elle_edn_and_json_are_fast(c: &mut Criterion) {
     json.pop();
     json.pop();
     json.push(']');
-    check(
-        c,
-        "elle-edn", edn.len(), || {
+    check(c, "elle-edn", edn.len(), || {
         formats::parse(edn.as_bytes(), Format::ElleEdn, None)
             .unwrap()
             .txns
             .len()
     });
-    check(
-        c,
-        "elle-json", json.len(), || {
+    check(c, "elle-json", json.len(), || {
         formats::parse(json.as_bytes(), Format::ElleJson, None)
             .unwrap()
             .txns
@@ -101,9 +95,7 @@ fn binary_formats_are_fast(c: &mut Criterion) {
             b.push(1);
         }
     }
-    check(
-        c,
-        "dbcop", b.len(), || {
+    check(c, "dbcop", b.len(), || {
         formats::parse(&b, Format::Dbcop, None).unwrap().txns.len()
     });
     // Cobra: one log of 25- and 33-byte records.
@@ -126,9 +118,7 @@ fn binary_formats_are_fast(c: &mut Criterion) {
         log.extend_from_slice(&txn.to_be_bytes());
         txn += 1;
     }
-    check(
-        c,
-        "cobra", log.len(), || {
+    check(c, "cobra", log.len(), || {
         cobra::parse_logs(&[(0, &log)], None).unwrap().txns.len()
     });
 }
@@ -161,9 +151,7 @@ fn timekiller_is_fast(c: &mut Criterion) {
         i += 1;
     }
     s.push(']');
-    check(
-        c,
-        "timekiller", s.len(), || {
+    check(c, "timekiller", s.len(), || {
         formats::parse(s.as_bytes(), Format::Timekiller, None)
             .unwrap()
             .txns
@@ -171,5 +159,11 @@ fn timekiller_is_fast(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, text_is_fast, elle_edn_and_json_are_fast, binary_formats_are_fast, timekiller_is_fast);
+criterion_group!(
+    benches,
+    text_is_fast,
+    elle_edn_and_json_are_fast,
+    binary_formats_are_fast,
+    timekiller_is_fast
+);
 criterion_main!(benches);

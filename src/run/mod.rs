@@ -156,7 +156,12 @@ pub fn command(args: RunArgs) -> Result<u8> {
         .build()
         .context("cannot start the async runtime")?;
     let result = (|| {
-        let opts = OpenOptions::new(args.urls.clone(), dir.clone());
+        let mut opts = OpenOptions::new(args.urls.clone(), dir.clone());
+        opts.bug = args.bug;
+        opts.seed = seed;
+        if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
+            anyhow::bail!("--bug only applies to --db memdb");
+        }
         let db = adapters::open(args.db.kind(), &opts)?;
         let iso = db.isolation(args.level, args.isolation.as_deref())?;
         let header = Header {
