@@ -76,6 +76,41 @@ impl Acyclic {
         }
     }
 
+    /// The transitive closure of the current graph as bit rows, over the
+    /// nodes that have an edge; `None` if that would take more than
+    /// `max_bytes`. Lets a batch of reachability queries cost O(1) each.
+    pub fn closure(&self, max_bytes: usize) -> Option<Closure> {
+        let n = self.ord.len();
+        let mut dense = vec![u32::MAX; n];
+        let mut nodes: Vec<u32> = (0..n as u32)
+            .filter(|&v| !self.out[v as usize].is_empty() || !self.inc[v as usize].is_empty())
+            .collect();
+        let words = nodes.len().div_ceil(64);
+        if nodes.len().saturating_mul(words).saturating_mul(8) > max_bytes {
+            return None;
+        }
+        // Reverse topological order: successors first.
+        nodes.sort_unstable_by_key(|&v| std::cmp::Reverse(self.ord[v as usize]));
+        for (i, &v) in nodes.iter().enumerate() {
+            dense[v as usize] = i as u32;
+        }
+        let mut bits = vec![0u64; nodes.len() * words];
+        for (i, &v) in nodes.iter().enumerate() {
+            for &(w, _) in &self.out[v as usize] {
+                let j = dense[w as usize] as usize;
+                // j < i: w comes later in the order, so it is done.
+                let (lo, hi) = bits.split_at_mut(i * words);
+                let row = &mut hi[..words];
+                row[j / 64] |= 1 << (j % 64);
+                let succ = &lo[j * words..(j + 1) * words];
+                for (a, b) in row.iter_mut().zip(succ) {
+                    *a |= *b;
+                }
+            }
+        }
+        Some(Closure { dense, bits, words })
+    }
+
     /// The current topological order position of a node.
     pub fn position(&self, v: u32) -> u32 {
         self.ord[v as usize]
@@ -193,6 +228,25 @@ impl Acyclic {
     }
 }
 
+/// Reachability between the nodes of an [`Acyclic`] at one moment.
+pub struct Closure {
+    dense: Vec<u32>,
+    bits: Vec<u64>,
+    words: usize,
+}
+
+impl Closure {
+    /// True when there is a non-empty path `from ⇝ to`.
+    pub fn reaches(&self, from: u32, to: u32) -> bool {
+        let (a, b) = (self.dense[from as usize], self.dense[to as usize]);
+        if a == u32::MAX || b == u32::MAX {
+            return false;
+        }
+        let (a, b) = (a as usize, b as usize);
+        self.bits[a * self.words + b / 64] & (1 << (b % 64)) != 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +309,21 @@ mod tests {
                 // The order stays topological.
                 for &(p, q) in &edges {
                     assert!(g.position(p) < g.position(q));
+                }
+                // The closure agrees with a naive search.
+                let c = g.closure(1 << 20).unwrap();
+                for x in 0..n {
+                    let mut seen = vec![false; n as usize];
+                    let mut st: Vec<u32> = edges.iter().filter(|e| e.0 == x).map(|e| e.1).collect();
+                    while let Some(y) = st.pop() {
+                        if !seen[y as usize] {
+                            seen[y as usize] = true;
+                            st.extend(edges.iter().filter(|e| e.0 == y).map(|e| e.1));
+                        }
+                    }
+                    for y in 0..n {
+                        assert_eq!(c.reaches(x, y), seen[y as usize], "{x} -> {y}");
+                    }
                 }
             }
         }

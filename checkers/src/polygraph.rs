@@ -333,47 +333,46 @@ pub enum Pruned {
 /// Decides constraints whose one side would close a cycle with what is
 /// known, adds the other side as known, and repeats until nothing changes
 /// (PolySI's pruning). Sound and complete: only impossible sides are
-/// removed.
-#[allow(clippy::needless_range_loop)]
-pub fn prune(
-    p: &Polygraph,
-    g: &mut Acyclic,
-    state: &mut [Option<bool>],
-    deadline: Option<Instant>,
-) -> Pruned {
+/// removed. Each round answers its reachability queries from one transitive
+/// closure when it fits in memory, else by bounded searches.
+pub fn prune(p: &Polygraph, g: &mut Acyclic, state: &mut [Option<bool>], deadline: Option<Instant>) -> Pruned {
+    const CLOSURE_BYTES: usize = 512 << 20;
     loop {
-        let mut changed = false;
-        for c in 0..p.constraints.len() {
-            if state[c].is_some() {
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return Pruned::OutOfTime;
+        }
+        let closure = g.closure(CLOSURE_BYTES);
+        let mut decided: Vec<(usize, bool)> = Vec::new();
+        for (c, st) in state.iter().enumerate() {
+            if st.is_some() {
                 continue;
             }
-            if c % 1024 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+            if c % 4096 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
                 return Pruned::OutOfTime;
             }
-            let a_bad = p.side(c, true).iter().any(|&(f, t, _)| g.would_cycle(f, t));
-            let b_bad = p
-                .side(c, false)
-                .iter()
-                .any(|&(f, t, _)| g.would_cycle(f, t));
-            let choice = match (a_bad, b_bad) {
-                (true, true) => {
-                    // Show the cycle of the second side.
-                    return Pruned::Contradiction(first_cycle(p, g, c, false));
-                }
-                (true, false) => false,
-                (false, true) => true,
-                (false, false) => continue,
+            let mut bad = |first_a: bool| {
+                p.side(c, first_a).iter().any(|&(f, t, _)| match &closure {
+                    Some(cl) => f == t || cl.reaches(t, f),
+                    None => g.would_cycle(f, t),
+                })
             };
+            match (bad(true), bad(false)) {
+                (true, true) => return Pruned::Contradiction(first_cycle(p, g, c, false)),
+                (true, false) => decided.push((c, false)),
+                (false, true) => decided.push((c, true)),
+                (false, false) => {}
+            }
+        }
+        if decided.is_empty() {
+            break;
+        }
+        for (c, choice) in decided {
             for &(f, t, _) in p.side(c, choice) {
                 if let Err(cyc) = g.add(f, t, FIXED) {
                     return Pruned::Contradiction(cyc);
                 }
             }
             state[c] = Some(choice);
-            changed = true;
-        }
-        if !changed {
-            break;
         }
     }
     Pruned::Open(
