@@ -95,15 +95,23 @@ impl Acyclic {
             dense[v as usize] = i as u32;
         }
         let mut bits = vec![0u64; nodes.len() * words];
+        let mut succ: Vec<usize> = Vec::new();
         for (i, &v) in nodes.iter().enumerate() {
-            for &(w, _) in &self.out[v as usize] {
-                let j = dense[w as usize] as usize;
-                // j < i: w comes later in the order, so it is done.
-                let (lo, hi) = bits.split_at_mut(i * words);
-                let row = &mut hi[..words];
+            // Nearest successors first: a later successor already reached
+            // through an earlier one costs one bit test, not a row merge.
+            succ.clear();
+            succ.extend(self.out[v as usize].iter().map(|&(w, _)| dense[w as usize] as usize));
+            succ.sort_unstable_by(|a, b| b.cmp(a));
+            succ.dedup();
+            let (lo, hi) = bits.split_at_mut(i * words);
+            let row = &mut hi[..words];
+            for &j in &succ {
+                // j < i: w comes later in the order, so its row is done.
+                if row[j / 64] & (1 << (j % 64)) != 0 {
+                    continue;
+                }
                 row[j / 64] |= 1 << (j % 64);
-                let succ = &lo[j * words..(j + 1) * words];
-                for (a, b) in row.iter_mut().zip(succ) {
+                for (a, b) in row.iter_mut().zip(&lo[j * words..(j + 1) * words]) {
                     *a |= *b;
                 }
             }

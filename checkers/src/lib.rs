@@ -46,6 +46,7 @@ pub mod report;
 pub mod solve;
 pub mod testgen;
 pub mod weak;
+pub mod witness;
 
 use std::time::Duration;
 

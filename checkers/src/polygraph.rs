@@ -337,7 +337,9 @@ pub enum Pruned {
 /// closure when it fits in memory, else by bounded searches.
 pub fn prune(p: &Polygraph, g: &mut Acyclic, state: &mut [Option<bool>], deadline: Option<Instant>) -> Pruned {
     const CLOSURE_BYTES: usize = 512 << 20;
+    let mut round = 0;
     loop {
+        round += 1;
         if deadline.is_some_and(|d| Instant::now() > d) {
             return Pruned::OutOfTime;
         }
@@ -363,6 +365,10 @@ pub fn prune(p: &Polygraph, g: &mut Acyclic, state: &mut [Option<bool>], deadlin
                 (false, false) => {}
             }
         }
+        let open = state.iter().filter(|s| s.is_none()).count();
+        // Later rounds decide less and less; the solver finishes the tail
+        // more cheaply than more closures would.
+        let tail = round >= 3 && decided.len() * 50 < open;
         if decided.is_empty() {
             break;
         }
@@ -373,6 +379,9 @@ pub fn prune(p: &Polygraph, g: &mut Acyclic, state: &mut [Option<bool>], deadlin
                 }
             }
             state[c] = Some(choice);
+        }
+        if tail {
+            break;
         }
     }
     Pruned::Open(

@@ -678,7 +678,8 @@ fn rc_edges(
                 Op::RangeRead { .. } => usize::MAX / 2,
                 _ => 0,
             })
-            .sum::<usize>();
+            // Saturating: two range reads must not overflow (debug panic).
+            .fold(0usize, usize::saturating_add);
         if read_ops == rs.len() {
             evs.clear();
             evs.extend(rs.iter().map(|r| Ev {
