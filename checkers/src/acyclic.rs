@@ -100,7 +100,11 @@ impl Acyclic {
             // Nearest successors first: a later successor already reached
             // through an earlier one costs one bit test, not a row merge.
             succ.clear();
-            succ.extend(self.out[v as usize].iter().map(|&(w, _)| dense[w as usize] as usize));
+            succ.extend(
+                self.out[v as usize]
+                    .iter()
+                    .map(|&(w, _)| dense[w as usize] as usize),
+            );
             succ.sort_unstable_by(|a, b| b.cmp(a));
             succ.dedup();
             let (lo, hi) = bits.split_at_mut(i * words);
@@ -117,6 +121,11 @@ impl Acyclic {
             }
         }
         Some(Closure { dense, bits, words })
+    }
+
+    /// Every node's position in the current topological order.
+    pub fn positions(&self) -> Vec<u32> {
+        self.ord.clone()
     }
 
     /// The current topological order position of a node.

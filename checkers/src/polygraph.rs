@@ -84,6 +84,33 @@ impl Polygraph {
         with_constraints: bool,
         max_pairs: u64,
     ) -> Result<Polygraph, TooLarge> {
+        Polygraph::build_with(
+            ix,
+            model,
+            orders,
+            chains,
+            with_constraints,
+            max_pairs,
+            false,
+        )
+    }
+
+    /// Like [`Polygraph::build`]; with `time_guided`, writers whose client
+    /// intervals do not overlap are *assumed* to be in real-time order (true
+    /// of every database whose commit happens between BEGIN and the COMMIT
+    /// reply), so only overlapping writers get constraints. The result only
+    /// proposes a version order; it proves nothing until checked (Viper's
+    /// heuristic pruning).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_with(
+        ix: &Index,
+        model: Model,
+        orders: Orders,
+        chains: &FxHashMap<u32, Vec<u32>>,
+        with_constraints: bool,
+        max_pairs: u64,
+        time_guided: bool,
+    ) -> Result<Polygraph, TooLarge> {
         let n = ix.len();
         let mut b = GraphBuilder::new(0);
         let mut e = Edges::new(&mut b, model, n);
@@ -108,14 +135,23 @@ impl Polygraph {
                 .collect();
             unplaced.insert(k, rest);
         }
-        let pairs: u64 = writers
-            .iter()
-            .enumerate()
-            .map(|(k, w)| {
-                let n = unplaced.get(&(k as u32)).map_or(w.len(), Vec::len) as u64;
-                n * n.saturating_sub(1) / 2
-            })
-            .sum();
+        let h = ix.history;
+        let span = |t: u32| {
+            let x = &h.txns[t as usize];
+            (x.start.unwrap_or(0), x.end.unwrap_or(u64::MAX))
+        };
+        let pairs: u64 = if time_guided {
+            0
+        } else {
+            writers
+                .iter()
+                .enumerate()
+                .map(|(k, w)| {
+                    let n = unplaced.get(&(k as u32)).map_or(w.len(), Vec::len) as u64;
+                    n * n.saturating_sub(1) / 2
+                })
+                .sum()
+        };
         if with_constraints && pairs > max_pairs {
             return Err(TooLarge(pairs));
         }
@@ -245,8 +281,20 @@ impl Polygraph {
             }
             let k = k as u32;
             let ws: &[u32] = unplaced.get(&k).map_or(ws.as_slice(), Vec::as_slice);
+            // Time-guided: writers sorted by start; only pairs whose
+            // intervals overlap are left open.
+            let mut by_start: Vec<u32> = ws.to_vec();
+            if time_guided {
+                by_start.sort_unstable_by_key(|&t| span(t));
+            }
+            let ws: &[u32] = if time_guided { &by_start } else { ws };
             for i in 0..ws.len() {
                 for j in i + 1..ws.len() {
+                    if time_guided && span(ws[i]).1 < span(ws[j]).0 {
+                        // ws[j] and everything after it started after ws[i]
+                        // ended: ordered by assumption, not a constraint.
+                        break;
+                    }
                     let (a, bb) = if ws[i] < ws[j] {
                         (ws[i], ws[j])
                     } else {
@@ -274,6 +322,11 @@ impl Polygraph {
                     });
                 }
             }
+        }
+        if time_guided {
+            add_time_chains(
+                &mut b, model, &writers, &unplaced, &readers, &span, &mut known,
+            );
         }
         pending.sort_by_key(|p| (p.0, p.1));
         let mut side_edges: Vec<NodeEdge> = Vec::with_capacity(pending.len());
@@ -318,6 +371,97 @@ impl Polygraph {
     }
 }
 
+/// The assumed real-time order of each key's writers, in O(writes) edges:
+/// per key, a chain of time nodes by writer end time. A writer enters the
+/// chain at its rank; the readers of its version enter the read chain at
+/// the same rank; each writer is entered from the last rank that ended
+/// before it started. So `a →ww b` and `R →rw b` hold for every writer `b`
+/// that started after `a` ended, as if those pairs' orders were known.
+#[allow(clippy::too_many_arguments)]
+fn add_time_chains(
+    b: &mut GraphBuilder<Label>,
+    model: Model,
+    writers: &[Vec<u32>],
+    unplaced: &FxHashMap<u32, Vec<u32>>,
+    readers: &FxHashMap<(u32, u32), Vec<(u32, bool)>>,
+    span: &impl Fn(u32) -> (u64, u64),
+    known: &mut Vec<NodeEdge>,
+) {
+    let node = |t: u32, commit: bool| match model {
+        Model::Ser => t,
+        Model::Si => 2 * t + u32::from(commit),
+    };
+    for (k, ws) in writers.iter().enumerate() {
+        let k = k as u32;
+        let ws: &[u32] = unplaced.get(&k).map_or(ws.as_slice(), Vec::as_slice);
+        if ws.len() < 2 {
+            continue;
+        }
+        let writes_k: rustc_hash::FxHashSet<u32> = ws.iter().copied().collect();
+        let mut by_end: Vec<(u64, u32)> = ws.iter().map(|&t| (span(t).1, t)).collect();
+        by_end.sort_unstable();
+        let ww = Label {
+            dep: Dep::Ww,
+            why: Why::Order,
+            predicate: false,
+            key: k,
+            read_from: INIT,
+        };
+        let rw = Label { dep: Dep::Rw, ..ww };
+        let chain = Label {
+            dep: Dep::RtChain,
+            ..ww
+        };
+        // Write chain (entering begin nodes) and, for SI, read chain
+        // (entering commit nodes).
+        let wbase = b.node_count() as u32;
+        for _ in 0..by_end.len() {
+            b.add_node();
+        }
+        let rbase = if model == Model::Si {
+            let r = b.node_count() as u32;
+            for _ in 0..by_end.len() {
+                b.add_node();
+            }
+            r
+        } else {
+            wbase
+        };
+        for (i, &(_, a)) in by_end.iter().enumerate() {
+            let i = i as u32;
+            known.push((node(a, true), wbase + i, ww));
+            if let Some(rs) = readers.get(&(k, a)) {
+                for &(r, _) in rs {
+                    // A reader that also writes the key follows its own
+                    // write into the order instead (it comes right after a).
+                    if !writes_k.contains(&r) {
+                        known.push((node(r, false), rbase + i, rw));
+                    }
+                }
+            }
+            if (i as usize) + 1 < by_end.len() {
+                known.push((wbase + i, wbase + i + 1, chain));
+                if rbase != wbase {
+                    known.push((rbase + i, rbase + i + 1, chain));
+                }
+            }
+            if rbase != wbase {
+                known.push((wbase + i, rbase + i, chain));
+            }
+        }
+        for &t in ws {
+            let j = by_end.partition_point(|&(end, _)| end < span(t).0);
+            if j > 0 {
+                let j = (j - 1) as u32;
+                known.push((wbase + j, node(t, false), ww));
+                if rbase != wbase {
+                    known.push((rbase + j, node(t, true), rw));
+                }
+            }
+        }
+    }
+}
+
 /// What pruning concluded.
 pub enum Pruned {
     /// Every constraint still open is in `open`; the rest are decided in
@@ -335,7 +479,12 @@ pub enum Pruned {
 /// (PolySI's pruning). Sound and complete: only impossible sides are
 /// removed. Each round answers its reachability queries from one transitive
 /// closure when it fits in memory, else by bounded searches.
-pub fn prune(p: &Polygraph, g: &mut Acyclic, state: &mut [Option<bool>], deadline: Option<Instant>) -> Pruned {
+pub fn prune(
+    p: &Polygraph,
+    g: &mut Acyclic,
+    state: &mut [Option<bool>],
+    deadline: Option<Instant>,
+) -> Pruned {
     const CLOSURE_BYTES: usize = 512 << 20;
     let mut round = 0;
     loop {

@@ -33,8 +33,9 @@ pub enum Strategy {
 
 /// The answer of the solver.
 pub enum Solved {
-    /// A choice for every open constraint (indexed like `open`).
-    Sat(Vec<bool>),
+    /// A choice for every open constraint (indexed like `open`), and a
+    /// topological order position of every node under those choices.
+    Sat(Vec<bool>, Vec<u32>),
     /// No choice works.
     Unsat,
     /// The deadline passed.
@@ -158,8 +159,9 @@ pub fn solve(
                     .iter()
                     .map(|&v| s.value_var(v) == lbool::TRUE)
                     .collect();
+                let pos = th.g.positions();
                 s.pop_model(&mut th);
-                Solved::Sat(out)
+                Solved::Sat(out, pos)
             } else if r == lbool::FALSE {
                 Solved::Unsat
             } else {
@@ -191,9 +193,10 @@ pub fn solve(
                         }
                     }
                 }
+                let pos = g.positions();
                 g.undo_to(cp);
                 if clause.is_empty() {
-                    return Solved::Sat(choice);
+                    return Solved::Sat(choice, pos);
                 }
                 if !s.add_clause_reuse(&mut clause) {
                     return Solved::Unsat;

@@ -70,32 +70,18 @@ pub fn serial_order(ix: &Index, orders: Orders) -> Option<Vec<u32>> {
     }
     let mut end_cursor = 0usize;
 
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = committed.iter().map(|&t| Reverse((prio(t), t))).collect();
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> =
+        committed.iter().map(|&t| Reverse((prio(t), t))).collect();
     let mut blocked: Vec<u32> = Vec::new();
     let mut order = Vec::with_capacity(committed.len());
     let mut work: usize = 0;
     let budget = 64 * committed.len() + 10_000;
     while order.len() < committed.len() {
         let Some(Reverse((_, t))) = heap.pop() else {
-            if std::env::var_os("ISOHARNESS_DEBUG").is_some() {
-                eprintln!("serial replay stuck after {} of {}; blocked {:?}", order.len(), committed.len(), &blocked[..blocked.len().min(5)]);
-                for &b in blocked.iter().take(3) {
-                    let bad: Vec<_> = ix.reads(b).iter().filter(|r| current[r.key as usize] != r.writer).map(|r| (r.key, r.writer, current[r.key as usize])).collect();
-                    let unsafe_: Vec<_> = ix.writes(b).iter().filter(|w| waiting.get(&(w.key, current[w.key as usize])).copied().unwrap_or(0) > 0).map(|w| (w.key, current[w.key as usize], waiting[&(w.key, current[w.key as usize])])).collect();
-                    eprintln!("  T{b}: stale reads {bad:?}; overwrites awaited {unsafe_:?}");
-                }
-            }
             return None; // stuck: everything left is blocked
         };
         work += 1 + blocked.len();
         if work > budget {
-            if std::env::var_os("ISOHARNESS_DEBUG").is_some() {
-                eprintln!("serial replay over budget after {} of {}; {} blocked", order.len(), committed.len(), blocked.len());
-                for &b in blocked.iter().take(3) {
-                    let bad: Vec<_> = ix.reads(b).iter().filter(|r| current[r.key as usize] != r.writer).map(|r| (r.key, r.writer, current[r.key as usize])).collect();
-                    eprintln!("  T{b}: stale reads {bad:?}");
-                }
-            }
             return None;
         }
         while end_cursor < by_end.len() && done[by_end[end_cursor].1 as usize] {
@@ -109,11 +95,18 @@ pub fn serial_order(ix: &Index, orders: Orders) -> Option<Vec<u32>> {
                     None => true,
                     Some(s) => by_end.partition_point(|&(e, _)| e < s) <= end_cursor,
                 };
-            let reads_ok = ix.reads(t).iter().all(|r| current[r.key as usize] == r.writer);
+            let reads_ok = ix
+                .reads(t)
+                .iter()
+                .all(|r| current[r.key as usize] == r.writer);
             let safe = ix.writes(t).iter().all(|w| {
                 let cur = current[w.key as usize];
                 let pending = waiting.get(&(w.key, cur)).copied().unwrap_or(0);
-                let own = ix.reads(t).iter().filter(|r| r.key == w.key && r.writer == cur).count() as u32;
+                let own = ix
+                    .reads(t)
+                    .iter()
+                    .filter(|r| r.key == w.key && r.writer == cur)
+                    .count() as u32;
                 pending <= own
             });
             session_ok && rt_ok && reads_ok && safe
