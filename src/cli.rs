@@ -24,6 +24,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check a recorded history against an isolation level.
     Check(CheckArgs),
+    /// Run a matrix of scenarios; write summary.json and junit.xml.
+    Campaign(crate::campaign::CampaignArgs),
+    /// Compare two campaign summaries and flag regressions.
+    Compare(crate::compare::CompareArgs),
 }
 
 /// The databases `--db` accepts.
@@ -35,6 +39,12 @@ pub enum DbArg {
     Postgres,
     /// The in-process multi-version store (rc, si, ser; see --bug).
     Memdb,
+    /// MySQL 8 or MariaDB (default URL mysql://root@127.0.0.1:3306/test).
+    Mysql,
+    /// TiDB (default URL mysql://root@127.0.0.1:4000/test; see --tidb-txn-mode).
+    Tidb,
+    /// YugabyteDB YSQL (default URL postgres://yugabyte@127.0.0.1:5433/yugabyte).
+    Yugabyte,
 }
 
 impl DbArg {
@@ -44,6 +54,9 @@ impl DbArg {
             DbArg::Sqlite => adapters::DbKind::Sqlite,
             DbArg::Postgres => adapters::DbKind::Postgres,
             DbArg::Memdb => adapters::DbKind::Memdb,
+            DbArg::Mysql => adapters::DbKind::Mysql,
+            DbArg::Tidb => adapters::DbKind::Tidb,
+            DbArg::Yugabyte => adapters::DbKind::Yugabyte,
         }
     }
 }
@@ -58,7 +71,7 @@ pub struct RunArgs {
     /// spread over them). Default: the database's usual local address.
     #[arg(long = "url", value_name = "URL")]
     pub urls: Vec<String>,
-    /// The workload: mini, blindw, range or append.
+    /// The workload: mini, blindw, range, append or tpcc.
     #[arg(long, default_value = "mini")]
     pub workload: String,
     /// A variant of the workload (blindw: rw, rm, w, mixed; range: b, rqh, idh).
@@ -107,6 +120,53 @@ pub struct RunArgs {
     /// fractured-read, write-skew, long-fork, aborted-read).
     #[arg(long, value_parser = parse_bug)]
     pub bug: Option<adapters::memdb::Bug>,
+    /// The TPC-C scale (--warehouses, --districts, --customers, --items,
+    /// --orders).
+    #[command(flatten)]
+    pub tpcc: crate::run::TpccArgs,
+    /// How reads lock the rows they read: plain (a consistent read),
+    /// for-update (SELECT ... FOR UPDATE) or share (LOCK IN SHARE MODE /
+    /// FOR SHARE). postgres, yugabyte, mysql and tidb only.
+    #[arg(long, value_name = "LOCK", value_parser = parse_read_lock)]
+    pub read_lock: Option<adapters::ReadLock>,
+    /// tidb only: optimistic or pessimistic transactions (default: the
+    /// URL's tidb_txn_mode parameter, else pessimistic).
+    #[arg(long, value_name = "MODE")]
+    pub tidb_txn_mode: Option<String>,
+    /// Inject faults while the clients run (repeatable; `;` separates
+    /// several): KIND[:KEY=VALUE,...] with KIND proxy-reset,
+    /// proxy-partition, proxy-latency, proxy-refuse (through a built-in
+    /// TCP proxy), or pause, kill, restart, partition (commands of a
+    /// scenario target); keys every=5s | random=2s..8s | at=3s/10s,
+    /// start=, count=, for=3s, delay=, jitter=, target=, seed=. Example:
+    /// proxy-partition:every=10s,for=3s
+    #[arg(long = "nemesis", value_name = "SPEC", verbatim_doc_comment)]
+    pub nemesis: Vec<String>,
+    /// Read the run's settings (database, workload, faults and their
+    /// targets, expected outcome) from a scenario TOML file; flags given
+    /// here override it.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Abandon a statement (and its connection) that gets no answer for
+    /// this long: the transaction is then `fail`, or `info` at COMMIT.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub statement_timeout: Duration,
+    /// Give up opening a connection after this long (a client then
+    /// retries with backoff).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub connect_timeout: Duration,
+    /// Command-fault targets, from the scenario file.
+    #[arg(skip)]
+    pub targets: crate::nemesis::Targets,
+    /// The scenario's expected outcome, reported after the check.
+    #[arg(skip)]
+    pub expect: Option<crate::scenario::Expectation>,
+}
+
+fn parse_read_lock(s: &str) -> Result<adapters::ReadLock, String> {
+    adapters::ReadLock::parse(s).ok_or_else(|| {
+        format!("unknown read lock {s:?} (expected one of: plain, for-update, share)")
+    })
 }
 
 fn parse_bug(s: &str) -> Result<adapters::memdb::Bug, String> {
@@ -144,8 +204,10 @@ pub struct CheckArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(a) => crate::run::command(*a),
+        Command::Run(a) => crate::scenario::run_command(*a),
         Command::Check(a) => crate::check_cmd::command(a),
+        Command::Campaign(a) => crate::campaign::command(a),
+        Command::Compare(a) => crate::compare::command(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,9 +1,13 @@
 //! `harness`: drives a real database with generated transactions, records
 //! the history, and checks it against an isolation level (see DESIGN.md).
 
+mod campaign;
 mod check_cmd;
 mod cli;
+mod compare;
+mod nemesis;
 mod run;
+mod scenario;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -42,6 +42,9 @@ pub enum AdapterError {
     /// in an integer-keyed table); nothing was sent to the database.
     #[error("unsupported plan: {0}")]
     Unsupported(String),
+    /// An end-of-run check of the final database state could not read it.
+    #[error("end-of-run check failed to run: {0}")]
+    Check(String),
 }
 
 /// What a database error means for the transaction it ended.

@@ -6,10 +6,11 @@
 //! the executor needs, with its own SQL and error classification.
 
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use history::{Key, Op, Status};
+use history::{DbTs, Key, Op, Status};
 use workloads::{Plan, Step};
 
 use crate::error::{AdapterError, DbError, ErrorClass, Phase};
@@ -45,6 +46,17 @@ pub trait Conn: Send {
     async fn rollback(&mut self) -> Result<(), DbError>;
     /// Closes the connection (best effort).
     async fn close(&mut self);
+    /// The database's own timestamps of the transaction that just
+    /// committed, where it reports them (TiDB); asked right after COMMIT.
+    async fn committed_dbts(&mut self) -> Option<DbTs> {
+        None
+    }
+    /// The connection's TPC-C statements, for plans with a
+    /// [`Step::Tpcc`]; `None` (the default) when the adapter has none yet.
+    /// See [`crate::tpcc`] for how to add them.
+    fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
+        None
+    }
 }
 
 /// A [`Session`] over any [`Conn`].
@@ -69,10 +81,17 @@ impl<C: Conn> Session for SqlSession<C> {
     async fn close(mut self: Box<Self>) {
         self.conn.close().await;
     }
+
+    async fn end_check(
+        &mut self,
+        check: workloads::EndCheck,
+    ) -> Result<workloads::EndReport, AdapterError> {
+        crate::tpcc::end_check(self.conn.tpcc(), check, self.timeout).await
+    }
 }
 
 /// Awaits `fut`, turning "no answer within `limit`" into a timeout error.
-async fn timed<T>(
+pub(crate) async fn timed<T>(
     limit: Duration,
     fut: impl Future<Output = Result<T, DbError>>,
 ) -> Result<T, DbError> {
@@ -111,6 +130,7 @@ fn check_keys(plan: &Plan) -> Result<(), AdapterError> {
                 int_key(lo)?;
                 int_key(hi)?;
             }
+            Step::Tpcc(_) => {}
         }
     }
     Ok(())
@@ -124,6 +144,7 @@ pub async fn execute<C: Conn + ?Sized>(
     limit: Duration,
 ) -> Result<Outcome, AdapterError> {
     check_keys(plan)?;
+    crate::tpcc::check_supported(conn, plan)?;
     let mut ops = Vec::with_capacity(plan.steps.len() + 1);
     if let Err(e) = timed(limit, conn.begin(iso)).await {
         return Ok(abort(conn, ops, e, Phase::Begin, limit).await);
@@ -134,12 +155,20 @@ pub async fn execute<C: Conn + ?Sized>(
         }
     }
     match timed(limit, conn.commit()).await {
-        Ok(()) => Ok(Outcome {
-            ops,
-            status: Status::Ok,
-            error: None,
-            broken: false,
-        }),
+        Ok(()) => {
+            // The transaction committed whatever this answers.
+            let dbts = tokio::time::timeout(limit, conn.committed_dbts())
+                .await
+                .ok()
+                .flatten();
+            Ok(Outcome {
+                ops,
+                status: Status::Ok,
+                error: None,
+                broken: false,
+                dbts,
+            })
+        }
         Err(e) => Ok(abort(conn, ops, e, Phase::Commit, limit).await),
     }
 }
@@ -165,6 +194,7 @@ async fn abort<C: Conn + ?Sized>(
         status,
         error: Some(e),
         broken,
+        dbts: None,
     }
 }
 
@@ -247,8 +277,40 @@ async fn run_step<C: Conn + ?Sized>(
                 values: Some(values),
             });
         }
+        Step::Tpcc(t) => match conn.tpcc() {
+            Some(c) => crate::tpcc::run(c, t, ops, limit).await?,
+            // Checked before BEGIN; kept as an error rather than a panic.
+            None => {
+                return Err(DbError {
+                    class: ErrorClass::Statement,
+                    code: "unsupported".into(),
+                    message: "this connection has no TPC-C statements".into(),
+                })
+            }
+        },
     }
     Ok(())
+}
+
+/// Things an adapter skipped or could not do, each kept once, for
+/// [`crate::Database::warnings`].
+#[derive(Debug, Default)]
+pub struct Notes(Mutex<Vec<String>>);
+
+impl Notes {
+    /// Records `note` unless it was recorded before.
+    pub fn add(&self, note: impl Into<String>) {
+        let note = note.into();
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !v.contains(&note) {
+            v.push(note);
+        }
+    }
+
+    /// Everything recorded, in order.
+    pub fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// Parses a list stored as comma-separated integers.

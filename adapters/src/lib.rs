@@ -12,15 +12,19 @@
 pub mod error;
 pub mod exec;
 pub mod memdb;
+pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+pub mod tidb;
+pub mod tpcc;
+pub mod yugabyte;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use history::{Level, Op, Status};
+use history::{DbTs, Level, Op, Status};
 use workloads::{Plan, Schema};
 
 pub use error::{redact_url, AdapterError, DbError, ErrorClass, Phase};
@@ -48,6 +52,9 @@ pub struct Outcome {
     pub error: Option<DbError>,
     /// True when the connection must be replaced before the next plan.
     pub broken: bool,
+    /// The database's own start/commit timestamps of the transaction, where
+    /// it reports them (TiDB), for white-box checking.
+    pub dbts: Option<DbTs>,
 }
 
 impl Outcome {
@@ -79,6 +86,13 @@ pub trait Database: Send + Sync {
     /// Opens one connection for `session`; may be called again for the same
     /// client after its connection broke.
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError>;
+
+    /// What the adapter skipped or could not do so far (e.g. TiDB-only
+    /// statements on a server that is not TiDB), each said once, for the
+    /// run's warnings.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// One client connection. Its transactions run one after another.
@@ -91,6 +105,20 @@ pub trait Session: Send {
 
     /// Closes the connection politely (best effort).
     async fn close(self: Box<Self>);
+
+    /// Runs a workload's end-of-run check on the final database state
+    /// (TPC-C's consistency conditions), once the clients have stopped.
+    /// The default says the adapter cannot; [`exec::SqlSession`] runs it
+    /// through its connection's [`tpcc::TpccConn`].
+    async fn end_check(
+        &mut self,
+        check: workloads::EndCheck,
+    ) -> Result<workloads::EndReport, AdapterError> {
+        Err(AdapterError::Unsupported(format!(
+            "this database cannot run the {} check",
+            check.name()
+        )))
+    }
 }
 
 /// The databases this crate can drive.
@@ -102,6 +130,12 @@ pub enum DbKind {
     Postgres,
     /// The in-process multi-version store, with optional bugs.
     Memdb,
+    /// MySQL 8 or MariaDB 10.11+ over mysql_async.
+    Mysql,
+    /// TiDB over mysql_async (optimistic or pessimistic transactions).
+    Tidb,
+    /// YugabyteDB's YSQL over tokio-postgres.
+    Yugabyte,
 }
 
 impl DbKind {
@@ -111,7 +145,49 @@ impl DbKind {
             DbKind::Sqlite => "sqlite",
             DbKind::Postgres => "postgres",
             DbKind::Memdb => "memdb",
+            DbKind::Mysql => "mysql",
+            DbKind::Tidb => "tidb",
+            DbKind::Yugabyte => "yugabyte",
         }
+    }
+}
+
+/// How reads lock the rows they read (`--read-lock`), for testing what
+/// locking reads add to a level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadLock {
+    /// Plain `SELECT`: a consistent (snapshot) read where the level has one.
+    #[default]
+    Plain,
+    /// `SELECT ... FOR UPDATE`: an exclusive lock on every row read.
+    ForUpdate,
+    /// `SELECT ... LOCK IN SHARE MODE` (MySQL) / `FOR SHARE` (PostgreSQL).
+    Share,
+}
+
+impl ReadLock {
+    /// The names `--read-lock` accepts, by value.
+    pub const NAMES: [(&'static str, ReadLock); 3] = [
+        ("plain", ReadLock::Plain),
+        ("for-update", ReadLock::ForUpdate),
+        ("share", ReadLock::Share),
+    ];
+
+    /// Parses a `--read-lock` value (`plain`, `for-update`, `share`).
+    pub fn parse(s: &str) -> Option<ReadLock> {
+        let n = normalize_isolation(s);
+        Self::NAMES
+            .iter()
+            .find(|(name, _)| *name == n)
+            .map(|(_, r)| *r)
+    }
+
+    /// The name `--read-lock` takes.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, r)| *r == self)
+            .map_or("plain", |(n, _)| n)
     }
 }
 
@@ -130,6 +206,11 @@ pub struct OpenOptions {
     pub bug: Option<memdb::Bug>,
     /// For `memdb`: the seed of its random choices.
     pub seed: u64,
+    /// How reads lock (postgres, yugabyte, mysql, tidb).
+    pub read_lock: ReadLock,
+    /// For `tidb`: `optimistic` or `pessimistic`; `None` is the
+    /// `tidb_txn_mode` URL parameter, else pessimistic.
+    pub tidb_txn_mode: Option<String>,
 }
 
 impl OpenOptions {
@@ -141,6 +222,8 @@ impl OpenOptions {
             statement_timeout: Duration::from_secs(30),
             bug: None,
             seed: 0,
+            read_lock: ReadLock::Plain,
+            tidb_txn_mode: None,
         }
     }
 }
@@ -148,10 +231,26 @@ impl OpenOptions {
 /// Opens the adapter for `kind`. Validates the options; connects nowhere
 /// yet.
 pub fn open(kind: DbKind, opts: &OpenOptions) -> Result<Arc<dyn Database>, AdapterError> {
+    if opts.read_lock != ReadLock::Plain && matches!(kind, DbKind::Sqlite | DbKind::Memdb) {
+        return Err(AdapterError::Config(format!(
+            "--read-lock {} applies to postgres, yugabyte, mysql and tidb, not {}",
+            opts.read_lock.name(),
+            kind.name()
+        )));
+    }
+    if opts.tidb_txn_mode.is_some() && kind != DbKind::Tidb {
+        return Err(AdapterError::Config(format!(
+            "--tidb-txn-mode applies to --db tidb, not {}",
+            kind.name()
+        )));
+    }
     Ok(match kind {
         DbKind::Sqlite => Arc::new(sqlite::Sqlite::new(opts)?),
         DbKind::Postgres => Arc::new(postgres::Postgres::new(opts)?),
         DbKind::Memdb => Arc::new(memdb::MemDatabase::new(opts)?),
+        DbKind::Mysql => Arc::new(mysql::Mysql::new(opts)?),
+        DbKind::Tidb => Arc::new(tidb::Tidb::new(opts)?),
+        DbKind::Yugabyte => Arc::new(yugabyte::Yugabyte::new(opts)?),
     })
 }
 

@@ -3,7 +3,10 @@
 //!
 //! It is three things at once: a target that needs no server (a demo of
 //! the harness), a source of large valid histories for benchmarks, and the
-//! proof that each bug the checkers claim to catch is caught.
+//! proof that each bug the checkers claim to catch is caught. It runs the
+//! `tpcc` workload too, interpreting TPC-C's statements on whole rows
+//! (module `tpcc`), so its bugs also show up as broken TPC-C consistency
+//! conditions.
 //!
 //! Correct levels:
 //!
@@ -46,6 +49,8 @@ use workloads::Schema;
 use crate::error::{AdapterError, DbError, ErrorClass};
 use crate::exec::{Conn, Row, SqlSession};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, Session};
+
+mod tpcc;
 
 /// The isolation memdb implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +150,10 @@ struct Version {
 enum Val {
     Reg { v: i64, tomb: bool },
     List(Arc<Vec<i64>>),
+    /// A TPC-C row, its columns in insert order (see [`tpcc`]).
+    Row(Arc<Vec<i64>>),
+    /// A deleted TPC-C row.
+    Gone,
 }
 
 /// Which table a key lives in.
@@ -152,6 +161,8 @@ enum Val {
 enum Table {
     Reg,
     List,
+    /// A TPC-C table; keys pack the primary key into an `i64`.
+    Tpcc(workloads::tpcc::TpccTable),
 }
 
 #[derive(Default)]
@@ -218,7 +229,7 @@ struct MemTxn {
     odd_snapshot: u64,
     writes: BTreeMap<(Table, i64), Val>,
     reads: Vec<(Table, i64)>,
-    ranges: Vec<(i64, i64)>,
+    ranges: Vec<(Table, i64, i64)>,
     /// Values appended per list key, replayed on the newest list at commit
     /// (an append is one atomic update, as `SET v = v || x` is in SQL).
     appends: BTreeMap<i64, Vec<i64>>,
@@ -391,7 +402,7 @@ impl Conn for MemConn {
         tokio::task::yield_now().await;
         let keys: Vec<i64> = {
             let t = self.txn()?;
-            t.ranges.push((lo, hi));
+            t.ranges.push((Table::Reg, lo, hi));
             let mut ks: Vec<i64> = t
                 .writes
                 .range((Table::Reg, lo)..=(Table::Reg, hi))
@@ -489,10 +500,10 @@ impl Conn for MemConn {
                     "read validation: a key read was overwritten since the snapshot",
                 ));
             }
-            for &(lo, hi) in &t.ranges {
+            for &(table, lo, hi) in &t.ranges {
                 if st
                     .data
-                    .range((Table::Reg, lo)..=(Table::Reg, hi))
+                    .range((table, lo)..=(table, hi))
                     .any(|(_, vs)| vs.last().is_some_and(|v| v.ts > t.snapshot))
                 {
                     return Err(abort("range validation: a row in a scanned range changed"));
@@ -525,6 +536,10 @@ impl Conn for MemConn {
 
     async fn close(&mut self) {
         self.end();
+    }
+
+    fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
+        Some(self)
     }
 }
 

@@ -1,8 +1,13 @@
 //! PostgreSQL through tokio-postgres: one connection per session, levels
 //! read committed, repeatable read (snapshot isolation) and serializable.
+//!
+//! The connection and statement code ([`Family`], `PgConn`) is shared with
+//! the YugabyteDB adapter ([`crate::yugabyte`]), which speaks YSQL, the
+//! PostgreSQL protocol and dialect.
 
 use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -11,14 +16,26 @@ use tokio_postgres::{Client, Config, NoTls, Statement};
 use workloads::Schema;
 
 use crate::error::{redact_url, scrub, AdapterError, DbError, ErrorClass};
-use crate::exec::{parse_list, Conn, SqlSession};
-use crate::{normalize_isolation, Database, Isolation, OpenOptions, Session};
+use crate::exec::{parse_list, Conn, Notes, SqlSession};
+use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
-/// All SQL this adapter sends, in one place. Parameters are `$N`.
-mod sql {
+mod tpcc;
+
+/// All SQL this adapter (and YugabyteDB's) sends, in one place.
+/// Parameters are `$N`.
+pub(crate) mod sql {
+    /// A plain read and its two locking variants.
+    macro_rules! reads {
+        ($plain:ident, $update:ident, $share:ident, $sql:literal) => {
+            pub const $plain: &str = $sql;
+            pub const $update: &str = concat!($sql, " FOR UPDATE");
+            pub const $share: &str = concat!($sql, " FOR SHARE");
+        };
+    }
+
     pub const SETUP_REGISTERS: &str = "SET lock_timeout = '10s'; \
          DROP TABLE IF EXISTS isoharness_registers, isoharness_lists; \
          CREATE TABLE isoharness_registers (k BIGINT PRIMARY KEY, v BIGINT NOT NULL, \
@@ -34,20 +51,66 @@ mod sql {
     pub const BEGIN_SER: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
     pub const COMMIT: &str = "COMMIT";
     pub const ROLLBACK: &str = "ROLLBACK";
-    pub const READ: &str = "SELECT v, tomb FROM isoharness_registers WHERE k = $1";
+    pub const VERSION: &str = "SELECT version()";
+    reads!(
+        READ,
+        READ_FOR_UPDATE,
+        READ_SHARE,
+        "SELECT v, tomb FROM isoharness_registers WHERE k = $1"
+    );
     pub const INSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES ($1, $2, false)";
     pub const REVIVE: &str =
         "UPDATE isoharness_registers SET v = $2, tomb = false WHERE k = $1 AND tomb";
     pub const UPSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES ($1, $2, $3) \
          ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, tomb = EXCLUDED.tomb";
-    pub const RANGE: &str =
-        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN $1 AND $2 ORDER BY k";
+    reads!(
+        RANGE,
+        RANGE_FOR_UPDATE,
+        RANGE_SHARE,
+        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN $1 AND $2 ORDER BY k"
+    );
     pub const APPEND: &str = "INSERT INTO isoharness_lists (k, v) VALUES ($1, $2) \
          ON CONFLICT (k) DO UPDATE SET v = isoharness_lists.v || ',' || EXCLUDED.v";
-    pub const READ_LIST: &str = "SELECT v FROM isoharness_lists WHERE k = $1";
+    reads!(
+        READ_LIST,
+        READ_LIST_FOR_UPDATE,
+        READ_LIST_SHARE,
+        "SELECT v FROM isoharness_lists WHERE k = $1"
+    );
 }
 
-const READ_COMMITTED: Isolation = Isolation {
+/// The read statements for one `--read-lock`.
+#[derive(Clone, Copy, Debug)]
+struct Reads {
+    read: &'static str,
+    range: &'static str,
+    list: &'static str,
+}
+
+impl Reads {
+    fn new(lock: ReadLock) -> Reads {
+        match lock {
+            ReadLock::Plain => Reads {
+                read: sql::READ,
+                range: sql::RANGE,
+                list: sql::READ_LIST,
+            },
+            ReadLock::ForUpdate => Reads {
+                read: sql::READ_FOR_UPDATE,
+                range: sql::RANGE_FOR_UPDATE,
+                list: sql::READ_LIST_FOR_UPDATE,
+            },
+            ReadLock::Share => Reads {
+                read: sql::READ_SHARE,
+                range: sql::RANGE_SHARE,
+                list: sql::READ_LIST_SHARE,
+            },
+        }
+    }
+}
+
+/// Read committed (shared with YugabyteDB).
+pub(crate) const READ_COMMITTED: Isolation = Isolation {
     name: "read-committed",
     begin: sql::BEGIN_RC,
 };
@@ -55,7 +118,8 @@ const REPEATABLE_READ: Isolation = Isolation {
     name: "repeatable-read",
     begin: sql::BEGIN_RR,
 };
-const SERIALIZABLE: Isolation = Isolation {
+/// Serializable (shared with YugabyteDB).
+pub(crate) const SERIALIZABLE: Isolation = Isolation {
     name: "serializable",
     begin: sql::BEGIN_SER,
 };
@@ -66,24 +130,42 @@ const HINT: &str =
      or `pg_ctl -D DATADIR -o '-p 5432' start`, or point --url at a running server";
 
 /// One endpoint: its parsed config, its printable URL, its password.
-struct Endpoint {
+pub(crate) struct Endpoint {
     config: Config,
-    shown: String,
+    /// The URL as given, password redacted.
+    pub(crate) shown: String,
     secret: Option<String>,
 }
 
-/// The PostgreSQL adapter.
-pub struct Postgres {
+/// Classifies a server error by its SQLSTATE and message.
+pub(crate) type Classifier = fn(&str, &str) -> ErrorClass;
+
+/// What every adapter of the PostgreSQL family shares: the endpoints,
+/// timeouts, read statements and the notes of what was skipped.
+pub(crate) struct Family {
+    /// `postgres` or `yugabyte`.
+    db: &'static str,
+    hint: &'static str,
     endpoints: Vec<Endpoint>,
     connect_timeout: Duration,
     statement_timeout: Duration,
+    reads: Reads,
+    classify: Classifier,
+    /// What was skipped, said once.
+    pub(crate) notes: Arc<Notes>,
 }
 
-impl Postgres {
-    /// Parses the `--url`s (default [`DEFAULT_URL`]); connects nowhere yet.
-    pub fn new(opts: &OpenOptions) -> Result<Postgres, AdapterError> {
+impl Family {
+    /// Parses the `--url`s (default `default_url`); connects nowhere yet.
+    pub(crate) fn new(
+        db: &'static str,
+        hint: &'static str,
+        default_url: &str,
+        classify: Classifier,
+        opts: &OpenOptions,
+    ) -> Result<Family, AdapterError> {
         let urls: Vec<&str> = if opts.urls.is_empty() {
-            vec![DEFAULT_URL]
+            vec![default_url]
         } else {
             opts.urls.iter().map(String::as_str).collect()
         };
@@ -91,7 +173,7 @@ impl Postgres {
         for url in urls {
             let shown = redact_url(url);
             let config = Config::from_str(url).map_err(|e| {
-                AdapterError::Config(format!("postgres: cannot use --url {shown}: {e}"))
+                AdapterError::Config(format!("{db}: cannot use --url {shown}: {e}"))
             })?;
             let secret = config
                 .get_password()
@@ -102,20 +184,37 @@ impl Postgres {
                 secret,
             });
         }
-        Ok(Postgres {
+        Ok(Family {
+            db,
+            hint,
             endpoints,
             connect_timeout: Duration::from_secs(3),
             statement_timeout: opts.statement_timeout,
+            reads: Reads::new(opts.read_lock),
+            classify,
+            notes: Arc::default(),
         })
     }
 
-    async fn open(&self, idx: usize) -> Result<(Client, &Endpoint), AdapterError> {
-        let ep = &self.endpoints[idx % self.endpoints.len()];
+    /// The endpoints, redacted, comma-separated.
+    pub(crate) fn location(&self) -> String {
+        let shown: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
+        shown.join(",")
+    }
+
+    /// The endpoint session `session` uses: round-robin.
+    pub(crate) fn endpoint(&self, session: u64) -> &Endpoint {
+        &self.endpoints[(session % self.endpoints.len() as u64) as usize]
+    }
+
+    /// Connects to `ep`, failing within the connect timeout with the
+    /// redacted URL and the hint.
+    pub(crate) async fn open(&self, ep: &Endpoint) -> Result<Client, AdapterError> {
         let fail = |detail: String| AdapterError::Connect {
-            db: "postgres",
+            db: self.db,
             url: ep.shown.clone(),
             detail: scrub(&detail, ep.secret.as_deref()),
-            hint: HINT.into(),
+            hint: self.hint.into(),
         };
         let mut cfg = ep.config.clone();
         cfg.connect_timeout(self.connect_timeout);
@@ -129,7 +228,164 @@ impl Postgres {
             // Ends when the connection closes; errors reach the client.
             let _ = connection.await;
         });
+        Ok(client)
+    }
+
+    /// A statement run while connecting failed: the session cannot start.
+    pub(crate) fn init_error(&self, ep: &Endpoint, e: &tokio_postgres::Error) -> AdapterError {
+        AdapterError::Connect {
+            db: self.db,
+            url: ep.shown.clone(),
+            detail: classify_with(e, ep.secret.as_deref(), self.classify).text(),
+            hint: String::new(),
+        }
+    }
+
+    /// Drops and recreates the tables on the first endpoint.
+    pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
+        let ep = &self.endpoints[0];
+        let client = self.open(ep).await?;
+        let script = match schema {
+            Schema::Registers => sql::SETUP_REGISTERS,
+            Schema::Lists => sql::SETUP_LISTS,
+            Schema::Tpcc => tpcc::SETUP,
+        };
+        client
+            .batch_execute(script)
+            .await
+            .map_err(|e| AdapterError::Setup {
+                db: self.db,
+                url: ep.shown.clone(),
+                detail: classify_with(&e, ep.secret.as_deref(), self.classify).text(),
+            })
+    }
+
+    /// Opens a connection for `session` on its endpoint, with the session
+    /// settings every member of the family runs.
+    pub(crate) async fn connect(&self, session: u64) -> Result<(Client, &Endpoint), AdapterError> {
+        let ep = self.endpoint(session);
+        let client = self.open(ep).await?;
+        if let Err(e) = client.batch_execute(sql::SESSION_INIT).await {
+            return Err(self.init_error(ep, &e));
+        }
         Ok((client, ep))
+    }
+
+    /// The server's `version()` string.
+    pub(crate) async fn version(
+        &self,
+        ep: &Endpoint,
+        client: &Client,
+    ) -> Result<String, AdapterError> {
+        match client.query_one(sql::VERSION, &[]).await {
+            Ok(row) => row.try_get(0).map_err(|e| self.init_error(ep, &e)),
+            Err(e) => Err(self.init_error(ep, &e)),
+        }
+    }
+
+    /// Wraps a connected client into a session; `rc_check` says, when a
+    /// read committed transaction runs, what its probe found (YugabyteDB).
+    pub(crate) fn session(
+        &self,
+        ep: &Endpoint,
+        client: Client,
+        rc_check: Option<Arc<RcCheck>>,
+    ) -> Box<dyn Session> {
+        Box::new(SqlSession::new(
+            PgConn {
+                client,
+                stmts: HashMap::new(),
+                secret: ep.secret.clone(),
+                reads: self.reads,
+                classify: self.classify,
+                rc_check,
+            },
+            self.statement_timeout,
+        ))
+    }
+}
+
+/// Whether the database really runs READ COMMITTED at read committed
+/// (YugabyteDB runs it as snapshot isolation unless a server flag enables
+/// it): probed once per run outside any transaction of the workload, and
+/// told in the notes when a read committed transaction runs.
+pub(crate) struct RcCheck {
+    /// The database's name, for the notes.
+    db: &'static str,
+    /// The statement that returns the level in effect.
+    sql: &'static str,
+    /// What a level that is not read committed means.
+    warning: &'static str,
+    /// What the probe found: the warning to give, or `None` when read
+    /// committed is real; unset until the probe ran.
+    found: std::sync::OnceLock<Option<String>>,
+    /// Where the warning goes.
+    notes: Arc<Notes>,
+}
+
+impl RcCheck {
+    /// A check of `db` with `sql` (returning the level in effect) that
+    /// says `warning` into `notes`.
+    pub(crate) fn new(
+        db: &'static str,
+        sql: &'static str,
+        warning: &'static str,
+        notes: Arc<Notes>,
+    ) -> RcCheck {
+        RcCheck {
+            db,
+            sql,
+            warning,
+            found: std::sync::OnceLock::new(),
+            notes,
+        }
+    }
+
+    /// Probes on `client` in a transaction of its own, once per run.
+    pub(crate) async fn probe(&self, client: &Client) {
+        if self.found.get().is_some() {
+            return;
+        }
+        let level = async {
+            client.batch_execute(sql::BEGIN_RC).await?;
+            let row = client.query_one(self.sql, &[]).await;
+            let _ = client.batch_execute(sql::ROLLBACK).await;
+            row?.try_get::<_, String>(0)
+        }
+        .await;
+        let warning = match level {
+            Ok(l) if l.eq_ignore_ascii_case("read committed") => None,
+            Ok(l) => Some(format!("{} (the server says {l:?})", self.warning)),
+            Err(e) => Some(format!(
+                "{}: could not check that READ COMMITTED is read committed (`{}`: {})",
+                self.db,
+                self.sql,
+                error_chain(&e)
+            )),
+        };
+        let _ = self.found.set(warning);
+    }
+
+    /// A read committed transaction runs: say what the probe found.
+    fn read_committed_runs(&self) {
+        if let Some(Some(w)) = self.found.get() {
+            self.notes.add(w.clone());
+        }
+    }
+}
+
+/// The PostgreSQL adapter.
+pub struct Postgres {
+    family: Family,
+}
+
+impl Postgres {
+    /// Parses the `--url`s (default [`DEFAULT_URL`]); connects nowhere yet.
+    pub fn new(opts: &OpenOptions) -> Result<Postgres, AdapterError> {
+        let classify: Classifier = |code, _| classify_sqlstate(code);
+        Ok(Postgres {
+            family: Family::new("postgres", HINT, DEFAULT_URL, classify, opts)?,
+        })
     }
 }
 
@@ -193,11 +449,20 @@ pub fn classify_sqlstate(code: &str) -> ErrorClass {
 /// Classifies a tokio-postgres error: by SQLSTATE when the server sent one,
 /// otherwise (closed socket, IO, protocol) as a lost connection.
 pub fn classify(e: &tokio_postgres::Error, secret: Option<&str>) -> DbError {
+    classify_with(e, secret, |code, _| classify_sqlstate(code))
+}
+
+/// [`classify`] with the family member's classifier of server errors.
+pub(crate) fn classify_with(
+    e: &tokio_postgres::Error,
+    secret: Option<&str>,
+    by_code: Classifier,
+) -> DbError {
     match e.as_db_error() {
         Some(db) => {
             let code = db.code().code();
             DbError {
-                class: classify_sqlstate(code),
+                class: by_code(code, db.message()),
                 code: code.to_string(),
                 message: scrub(db.message(), secret),
             }
@@ -217,8 +482,7 @@ impl Database for Postgres {
     }
 
     fn location(&self) -> String {
-        let shown: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
-        shown.join(",")
+        self.family.location()
     }
 
     fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
@@ -226,54 +490,32 @@ impl Database for Postgres {
     }
 
     async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        let (client, ep) = self.open(0).await?;
-        let script = match schema {
-            Schema::Registers => sql::SETUP_REGISTERS,
-            Schema::Lists => sql::SETUP_LISTS,
-        };
-        client
-            .batch_execute(script)
-            .await
-            .map_err(|e| AdapterError::Setup {
-                db: "postgres",
-                url: ep.shown.clone(),
-                detail: classify(&e, ep.secret.as_deref()).text(),
-            })
+        self.family.setup(schema).await
     }
 
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let idx = (session % self.endpoints.len() as u64) as usize;
-        let (client, ep) = self.open(idx).await?;
-        let secret = ep.secret.clone();
-        if let Err(e) = client.batch_execute(sql::SESSION_INIT).await {
-            return Err(AdapterError::Connect {
-                db: "postgres",
-                url: ep.shown.clone(),
-                detail: classify(&e, secret.as_deref()).text(),
-                hint: String::new(),
-            });
-        }
-        Ok(Box::new(SqlSession::new(
-            PgConn {
-                client,
-                stmts: HashMap::new(),
-                secret,
-            },
-            self.statement_timeout,
-        )))
+        let (client, ep) = self.family.connect(session).await?;
+        Ok(self.family.session(ep, client, None))
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.family.notes.all()
     }
 }
 
-/// One PostgreSQL connection with its prepared statements.
+/// One connection of the PostgreSQL family with its prepared statements.
 struct PgConn {
     client: Client,
     stmts: HashMap<&'static str, Statement>,
     secret: Option<String>,
+    reads: Reads,
+    classify: Classifier,
+    rc_check: Option<Arc<RcCheck>>,
 }
 
 impl PgConn {
     fn err(&self, e: tokio_postgres::Error) -> DbError {
-        classify(&e, self.secret.as_deref())
+        classify_with(&e, self.secret.as_deref(), self.classify)
     }
 
     /// The prepared statement for `sql`, preparing it on first use.
@@ -302,11 +544,16 @@ impl Conn for PgConn {
             sql::BEGIN_RR => sql::BEGIN_RR,
             _ => sql::BEGIN_SER,
         };
+        if sql == sql::BEGIN_RC {
+            if let Some(check) = &self.rc_check {
+                check.read_committed_runs();
+            }
+        }
         self.simple(sql).await
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
-        let st = self.stmt(sql::READ).await?;
+        let st = self.stmt(self.reads.read).await?;
         let row = self
             .client
             .query_opt(&st, &[&k])
@@ -341,7 +588,7 @@ impl Conn for PgConn {
     }
 
     async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError> {
-        let st = self.stmt(sql::RANGE).await?;
+        let st = self.stmt(self.reads.range).await?;
         let rows = self
             .client
             .query(&st, &[&lo, &hi])
@@ -364,7 +611,7 @@ impl Conn for PgConn {
     }
 
     async fn read_list(&mut self, k: i64) -> Result<Vec<i64>, DbError> {
-        let st = self.stmt(sql::READ_LIST).await?;
+        let st = self.stmt(self.reads.list).await?;
         let row = self
             .client
             .query_opt(&st, &[&k])
@@ -389,6 +636,10 @@ impl Conn for PgConn {
 
     async fn close(&mut self) {
         // Dropping the client ends the connection task; nothing to flush.
+    }
+
+    fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
+        Some(self)
     }
 }
 
@@ -481,6 +732,81 @@ mod tests {
         assert_eq!(classify_sqlstate("23502"), ErrorClass::Statement);
     }
 
+    /// Needs the PostgreSQL server of the other tests (`ISOHARNESS_PG_URL`).
+    #[tokio::test]
+    async fn the_read_committed_probe_warns_only_when_it_is_not_read_committed() {
+        let url = std::env::var("ISOHARNESS_PG_URL").unwrap_or_else(|_| DEFAULT_URL.into());
+        let pg = Postgres::new(&OpenOptions::new(vec![url], Default::default())).unwrap();
+        let (client, _) = pg
+            .family
+            .connect(0)
+            .await
+            .expect("PostgreSQL must run (.ci/services) or ISOHARNESS_PG_URL name one");
+        let notes = Arc::new(Notes::default());
+        let probe = |sql| RcCheck::new("yugabyte", sql, "downgraded", Arc::clone(&notes));
+        let real = probe("SHOW transaction_isolation");
+        real.read_committed_runs();
+        real.probe(&client).await;
+        real.read_committed_runs();
+        assert!(notes.all().is_empty(), "{:?}", notes.all());
+        let fake = probe("SELECT 'repeatable read'::text");
+        fake.probe(&client).await;
+        assert!(notes.all().is_empty(), "said only when rc runs");
+        fake.read_committed_runs();
+        fake.read_committed_runs();
+        assert_eq!(
+            notes.all(),
+            vec!["downgraded (the server says \"repeatable read\")".to_string()]
+        );
+        let broken = probe("SHOW no_such_setting_here");
+        broken.probe(&client).await;
+        broken.read_committed_runs();
+        let all = notes.all();
+        assert_eq!(all.len(), 2);
+        assert!(all[1].starts_with("yugabyte: could not check"), "{all:?}");
+        // The probe left no transaction open: a new statement runs in a
+        // transaction of its own, at the session's default level.
+        client
+            .batch_execute("SET default_transaction_isolation = 'serializable'")
+            .await
+            .unwrap();
+        let row = client
+            .query_one("SHOW transaction_isolation", &[])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "serializable");
+    }
+
+    #[test]
+    fn read_locks_pick_the_statements() {
+        assert_eq!(Reads::new(ReadLock::Plain).read, sql::READ);
+        assert!(Reads::new(ReadLock::ForUpdate)
+            .range
+            .ends_with(" ORDER BY k FOR UPDATE"));
+        assert!(Reads::new(ReadLock::Share).list.ends_with(" FOR SHARE"));
+    }
+
+    #[test]
+    fn sessions_go_to_the_endpoints_round_robin() {
+        let opts = OpenOptions::new(
+            vec!["postgres://u@a/db".into(), "postgres://u@b/db".into()],
+            Default::default(),
+        );
+        let pg = Postgres::new(&opts).unwrap();
+        let hosts: Vec<&str> = (0..4)
+            .map(|s| pg.family.endpoint(s).shown.as_str())
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                "postgres://u@a/db",
+                "postgres://u@b/db",
+                "postgres://u@a/db",
+                "postgres://u@b/db"
+            ]
+        );
+    }
+
     #[test]
     fn urls_are_parsed_and_shown_redacted() {
         let opts = OpenOptions::new(
@@ -489,7 +815,7 @@ mod tests {
         );
         let pg = Postgres::new(&opts).unwrap();
         assert_eq!(pg.location(), "postgres://alice:***@db.example:5433/app");
-        assert_eq!(pg.endpoints[0].secret.as_deref(), Some("s3cret"));
+        assert_eq!(pg.family.endpoints[0].secret.as_deref(), Some("s3cret"));
         let dflt = Postgres::new(&OpenOptions::new(vec![], Default::default())).unwrap();
         assert_eq!(dflt.location(), DEFAULT_URL);
         let bad = OpenOptions::new(

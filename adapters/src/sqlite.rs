@@ -16,7 +16,10 @@ use crate::error::{AdapterError, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, SqlSession};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, Session};
 
-/// All SQL this adapter sends, in one place. Parameters are `?N`.
+mod tpcc;
+
+/// All SQL this adapter sends, in one place (TPC-C's in [`tpcc`]).
+/// Parameters are `?N`.
 mod sql {
     pub const SETUP_REGISTERS: &str = "DROP TABLE IF EXISTS isoharness_registers; \
          DROP TABLE IF EXISTS isoharness_lists; \
@@ -151,6 +154,7 @@ impl Database for Sqlite {
         let script = match schema {
             Schema::Registers => sql::SETUP_REGISTERS,
             Schema::Lists => sql::SETUP_LISTS,
+            Schema::Tpcc => tpcc::SETUP,
         };
         let r = sqlx::raw_sql(script).execute(&mut conn).await;
         let _ = conn.close().await;
@@ -365,6 +369,10 @@ impl Conn for SqliteConn {
         if let Some(c) = self.conn.take() {
             let _ = c.close().await;
         }
+    }
+
+    fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
+        Some(self)
     }
 }
 

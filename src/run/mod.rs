@@ -1,6 +1,8 @@
 //! `harness run`: set up the database, run the clients, record the history,
 //! then check it and write `report.json`.
 
+mod holdback;
+mod hooks;
 mod recorder;
 mod runner;
 mod stats;
@@ -19,6 +21,7 @@ use serde::Serialize;
 use workloads::{KeyDist, WorkloadConfig};
 
 use crate::cli::{exit_code, RunArgs};
+pub(crate) use hooks::TpccArgs;
 use runner::{Budget, Clock, Shared};
 use stats::Stats;
 
@@ -59,6 +62,9 @@ struct RunInfo {
     interrupted: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
+    /// The nemesis entries, in their compact syntax.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    nemesis: Vec<String>,
 }
 
 /// The whole `report.json`.
@@ -71,6 +77,12 @@ struct RunReport<'a> {
     throughput: &'a stats::Throughput,
     #[serde(skip_serializing_if = "Option::is_none")]
     latency_ms: Option<&'a stats::Latency>,
+    /// The faults injected, as the history records them.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    faults: &'a [history::Fault],
+    /// The workload's end-of-run check (TPC-C consistency conditions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_check: Option<&'a workloads::EndReport>,
     check: &'a Report,
 }
 
@@ -106,6 +118,7 @@ fn workload(args: &RunArgs, seed: u64) -> Result<(Box<dyn workloads::Workload>, 
     cfg.variant = args.variant.clone();
     cfg.seed = seed;
     cfg.clients = args.clients;
+    args.tpcc.apply(&args.workload, &mut cfg)?;
     let w = workloads::build(&args.workload, &cfg)?;
     Ok((w, cfg))
 }
@@ -137,6 +150,8 @@ struct Phase {
     recorded: recorder::Recorded,
     elapsed: Duration,
     warnings: Vec<String>,
+    /// The workload's end-of-run check of the final state, when it ran.
+    end_check: Option<workloads::EndReport>,
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
@@ -147,6 +162,8 @@ pub fn command(args: RunArgs) -> Result<u8> {
             .map_or(0, |d| d.as_nanos() as u64 & 0xffff_ffff_ffff)
     });
     let (wl, cfg) = workload(&args, seed)?;
+    let nemesis =
+        crate::nemesis::Nemesis::new(&args.nemesis, &args.targets).map_err(|e| anyhow!(e))?;
     let db_name = args.db.kind().name();
     let (run_id, dir) = make_run_dir(&args.out, db_name, wl.name(), args.level.name())?;
     let history_path = dir.join("history.jsonl");
@@ -157,13 +174,34 @@ pub fn command(args: RunArgs) -> Result<u8> {
         .context("cannot start the async runtime")?;
     let result = (|| {
         let mut opts = OpenOptions::new(args.urls.clone(), dir.clone());
+        opts.statement_timeout = args.statement_timeout;
+        // Faults of the built-in proxy: the clients go through it.
+        let proxies = rt
+            .block_on(nemesis.proxies(db_name, &args.urls, seed))
+            .map_err(|e| anyhow!(e))?;
+        if let Some(p) = &proxies {
+            opts.urls = p.urls();
+        }
         opts.bug = args.bug;
         opts.seed = seed;
+        opts.read_lock = args.read_lock.unwrap_or_default();
+        opts.tidb_txn_mode = args.tidb_txn_mode.clone();
         if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
             anyhow::bail!("--bug only applies to --db memdb");
         }
         let db = adapters::open(args.db.kind(), &opts)?;
-        let iso = db.isolation(args.level, args.isolation.as_deref())?;
+        let iso = match db.isolation(args.level, args.isolation.as_deref()) {
+            Ok(iso) => iso,
+            // A database that is not there is told first (with how to
+            // start it): both need fixing.
+            Err(e) => match rt.block_on(db.connect(0)) {
+                Err(c) => bail!("{c}\n(and once it runs: {e})"),
+                Ok(s) => {
+                    rt.block_on(s.close());
+                    return Err(e.into());
+                }
+            },
+        };
         let header = Header {
             version: 1,
             db: Some(db_name.into()),
@@ -174,6 +212,16 @@ pub fn command(args: RunArgs) -> Result<u8> {
             clients: Some(u64::from(args.clients)),
             started: Some(started.clone()),
         };
+        let location = match &proxies {
+            Some(p) => format!("{} (through the proxy to {})", db.location(), p.upstreams()),
+            None => db.location(),
+        };
+        let faults = Faults {
+            nemesis: &nemesis,
+            proxies,
+            dir: &dir,
+            seed,
+        };
         let phase = rt.block_on(clients_phase(
             &args,
             &db,
@@ -181,10 +229,11 @@ pub fn command(args: RunArgs) -> Result<u8> {
             &*wl,
             &header,
             &history_path,
+            faults,
         ))?;
-        anyhow::Ok((db, iso, phase))
+        anyhow::Ok((location, iso, phase))
     })();
-    let (db, iso, phase) = match result {
+    let (location, iso, phase) = match result {
         Ok(r) => r,
         Err(e) => {
             // Nothing was recorded: leave no run folder behind. A history,
@@ -208,7 +257,7 @@ pub fn command(args: RunArgs) -> Result<u8> {
     let info = RunInfo {
         id: run_id,
         db: db_name.into(),
-        url: redact_url(&db.location()),
+        url: redact_url(&location),
         workload: wl.name().into(),
         variant: cfg.variant.clone(),
         level: args.level.name().into(),
@@ -227,14 +276,38 @@ pub fn command(args: RunArgs) -> Result<u8> {
         complete: h.end.is_some(),
         interrupted: phase.interrupted,
         warnings: phase.warnings.clone(),
+        nemesis: nemesis.describe(),
     };
     let report_path = dir.join("report.json");
-    write_report(&report_path, info, &st, &report)?;
+    write_report(
+        &report_path,
+        info,
+        &st,
+        &report,
+        &h.faults,
+        phase.end_check.as_ref(),
+    )?;
     print_summary(&report, &st, &phase, &history_path, &report_path, seed);
-    Ok(exit_code(report.verdict))
+    if let Some(e) = &args.expect {
+        let (met, why) = e.judge(report.verdict, &report.anomaly_counts);
+        let word = if met { "met" } else { "NOT met" };
+        crate::cli::print_out(&format!("expectation {word}: {why}\n"));
+    }
+    Ok(hooks::exit_code(
+        exit_code(report.verdict),
+        args.level,
+        phase.end_check.as_ref(),
+    ))
 }
 
-fn write_report(path: &Path, run: RunInfo, st: &Stats, report: &Report) -> Result<()> {
+fn write_report(
+    path: &Path,
+    run: RunInfo,
+    st: &Stats,
+    report: &Report,
+    faults: &[history::Fault],
+    end_check: Option<&workloads::EndReport>,
+) -> Result<()> {
     let o = &st.outcomes;
     let r = RunReport {
         run,
@@ -253,6 +326,8 @@ fn write_report(path: &Path, run: RunInfo, st: &Stats, report: &Report) -> Resul
         },
         throughput: &st.throughput,
         latency_ms: st.latency_ms.as_ref(),
+        faults,
+        end_check,
         check: report,
     };
     let text = serde_json::to_string_pretty(&r)?;
@@ -302,6 +377,9 @@ fn print_summary(
             format!(" ({})", errs.join(", "))
         }
     );
+    for line in stats::kind_lines(st) {
+        let _ = writeln!(s, "  {line}");
+    }
     let lat = st.latency_ms.as_ref().map_or(String::new(), |l| {
         format!(
             "; latency ms p50 {:.2} p95 {:.2} p99 {:.2} max {:.2}",
@@ -313,6 +391,9 @@ fn print_summary(
         "throughput: {:.1} committed txn/s over {:.1} s{lat}",
         st.throughput.committed_per_s, st.throughput.elapsed_s
     );
+    if let Some(r) = &phase.end_check {
+        s.push_str(&r.to_string());
+    }
     for w in &phase.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -323,8 +404,16 @@ fn print_summary(
     crate::cli::print_out(&s);
 }
 
-/// Sets up the tables, connects every client, runs them, and waits for the
-/// recorder to finish the history file.
+/// The run's nemesis, with what it needs to start.
+struct Faults<'a> {
+    nemesis: &'a crate::nemesis::Nemesis,
+    proxies: Option<Arc<crate::nemesis::Proxies>>,
+    dir: &'a Path,
+    seed: u64,
+}
+
+/// Sets up the tables, connects every client, runs them beside the
+/// nemesis, and waits for the recorder to finish the history file.
 async fn clients_phase(
     args: &RunArgs,
     db: &Arc<dyn Database>,
@@ -332,11 +421,29 @@ async fn clients_phase(
     wl: &dyn workloads::Workload,
     header: &Header,
     history_path: &Path,
+    faults: Faults<'_>,
 ) -> Result<Phase> {
-    db.setup(&wl.schema()).await?;
+    let limit = args.connect_timeout + args.statement_timeout;
+    tokio::time::timeout(limit, db.setup(&wl.schema()))
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "setting up the tables took longer than {} s",
+                limit.as_secs()
+            )
+        })??;
     let mut sessions = Vec::with_capacity(args.clients as usize);
     for c in 0..args.clients {
-        sessions.push(db.connect(u64::from(c)).await?);
+        let s = tokio::time::timeout(args.connect_timeout, db.connect(u64::from(c)))
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{}: no connection within {} s (--connect-timeout)",
+                    db.name(),
+                    args.connect_timeout.as_secs_f64()
+                )
+            })??;
+        sessions.push(s);
     }
 
     let clock = Clock::start();
@@ -358,11 +465,39 @@ async fn clients_phase(
         interrupted: AtomicBool::new(false),
         next_session: AtomicU64::new(u64::from(args.clients)),
         reconnect_window: Duration::from_secs(30),
+        connect_timeout: args.connect_timeout,
     });
     let progress = recorder::Progress::new(txns, args.duration, clock);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let rec = recorder::spawn(history_path, header, rx, progress.clone())
-        .with_context(|| format!("cannot write {}", history_path.display()))?;
+    let (fault_tx, fault_rx) = tokio::sync::mpsc::unbounded_channel();
+    // A reader waits for its writer's line at most this long (see
+    // holdback): every client reports within a few statement timeouts.
+    let hold_limit = args.statement_timeout * 3 + Duration::from_secs(2);
+    let rec = recorder::spawn(
+        history_path,
+        header,
+        rx,
+        fault_rx,
+        hold_limit,
+        progress.clone(),
+    )
+    .with_context(|| format!("cannot write {}", history_path.display()))?;
+    // The workload's prelude (TPC-C's load) runs alone, before any fault.
+    if let Some(plan) = wl.prelude() {
+        if let Err(e) = hooks::prelude(&shared, &mut sessions[0], &plan, &tx).await {
+            drop((tx, fault_tx));
+            let _ = tokio::task::spawn_blocking(move || rec.join()).await;
+            progress.finish();
+            return Err(e);
+        }
+    }
+    let nemesis = faults.nemesis.spawn(
+        faults.proxies.clone(),
+        faults.dir.to_path_buf(),
+        faults.seed,
+        move || clock.now(),
+        fault_tx,
+    );
 
     {
         // The first Ctrl-C stops the clients after the transactions in
@@ -409,6 +544,19 @@ async fn clients_phase(
         }
     }
     let elapsed = began.elapsed();
+    // What the adapter skipped (e.g. TiDB-only statements on MariaDB).
+    warnings.extend(db.warnings());
+    // Faults still in force are undone before the history is closed.
+    warnings.extend(nemesis.stop().await);
+    // The final state, checked while the database is still reachable.
+    let end_check = match wl.end_check() {
+        Some(c) => {
+            let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
+            hooks::end_check(db, c, id, args.connect_timeout, &mut warnings).await
+        }
+        None => None,
+    };
+    drop(faults.proxies);
     // From now on a Ctrl-C quits at once.
     shared.stop.store(true, Ordering::Relaxed);
     let recorded = tokio::task::spawn_blocking(move || rec.join())
@@ -425,5 +573,6 @@ async fn clients_phase(
         recorded,
         elapsed,
         warnings,
+        end_check,
     })
 }

@@ -6,12 +6,13 @@
 use std::io::{self, IsTerminal};
 use std::path::Path;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use history::{Header, JsonlWriter, Status, Txn};
+use history::{Fault, Header, JsonlWriter, Status, Txn};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::holdback::Holdback;
 use super::runner::Clock;
 
 /// What the recorder wrote.
@@ -78,22 +79,41 @@ impl Progress {
     }
 }
 
+/// What reaches the recorder: a finished transaction or a finished fault.
+enum Received {
+    Txn(Txn),
+    Fault(Fault),
+    /// A held transaction may have expired.
+    Tick,
+    /// Every sender of transactions is gone.
+    TxnsClosed,
+    /// Every sender of faults is gone.
+    FaultsClosed,
+}
+
 /// Creates `path`, writes the header, and starts the recorder thread. The
-/// thread ends when every sender is dropped: it then writes the `end` line
-/// and syncs the file to disk.
+/// thread ends when every sender of transactions and of faults is dropped:
+/// it then writes the `end` line and syncs the file to disk. A transaction
+/// is written once every value it read has its writer in the file (see
+/// [`Holdback`]), or after `hold_limit`. Must be called inside the runtime.
 pub fn spawn(
     path: &Path,
     header: &Header,
     mut rx: UnboundedReceiver<Txn>,
+    mut faults: UnboundedReceiver<Fault>,
+    hold_limit: Duration,
     progress: Progress,
 ) -> io::Result<JoinHandle<io::Result<Recorded>>> {
     let mut w = JsonlWriter::create(path)?;
     w.write_header(header)?;
+    let rt = tokio::runtime::Handle::current();
     let handle = std::thread::Builder::new()
         .name("recorder".into())
         .spawn(move || {
             let mut r = Recorded::default();
-            while let Some(mut t) = rx.blocking_recv() {
+            let mut hold = Holdback::new(hold_limit);
+            let (mut txns_open, mut faults_open) = (true, true);
+            let mut write = |w: &mut JsonlWriter<_>, mut t: Txn| -> io::Result<()> {
                 t.id = r.txns;
                 w.write_txn(&t)?;
                 r.txns += 1;
@@ -103,6 +123,58 @@ pub fn spawn(
                     Status::Info => r.info += 1,
                 }
                 progress.update(&r);
+                Ok(())
+            };
+            while txns_open || faults_open {
+                let deadline = hold.deadline();
+                if deadline.is_some_and(|d| d <= Instant::now()) {
+                    for t in hold.expire(Instant::now()) {
+                        write(&mut w, t)?;
+                    }
+                    continue;
+                }
+                // The common case needs no trip through the runtime.
+                if txns_open {
+                    if let Ok(t) = rx.try_recv() {
+                        for t in hold.push(t, Instant::now()) {
+                            write(&mut w, t)?;
+                        }
+                        continue;
+                    }
+                }
+                let got = rt.block_on(async {
+                    let tick = async {
+                        match deadline {
+                            Some(d) => tokio::time::sleep_until(d.into()).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        t = rx.recv(), if txns_open => t.map_or(Received::TxnsClosed, Received::Txn),
+                        f = faults.recv(), if faults_open => {
+                            f.map_or(Received::FaultsClosed, Received::Fault)
+                        }
+                        () = tick => Received::Tick,
+                    }
+                });
+                match got {
+                    Received::Txn(t) => {
+                        for t in hold.push(t, Instant::now()) {
+                            write(&mut w, t)?;
+                        }
+                    }
+                    Received::Fault(f) => w.write_fault(&f)?,
+                    Received::Tick => {
+                        for t in hold.expire(Instant::now()) {
+                            write(&mut w, t)?;
+                        }
+                    }
+                    Received::TxnsClosed => txns_open = false,
+                    Received::FaultsClosed => faults_open = false,
+                }
+            }
+            for t in hold.drain() {
+                write(&mut w, t)?;
             }
             w.write_end(Some(super::now_rfc3339()))?;
             w.flush()?;

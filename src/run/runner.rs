@@ -84,6 +84,8 @@ pub struct Shared {
     pub next_session: AtomicU64,
     /// How long a client keeps trying to reconnect before giving up.
     pub reconnect_window: Duration,
+    /// How long one connection attempt (or a polite close) may take.
+    pub connect_timeout: Duration,
 }
 
 /// How a client's run ended.
@@ -149,7 +151,7 @@ pub async fn client(
             end: (outcome.status != Status::Info).then_some(finish),
             error: outcome.error_text(),
             ops: outcome.ops,
-            dbts: None,
+            dbts: outcome.dbts,
             kind: Some(plan.kind.to_string()),
         };
         if tx.send(txn).is_err() {
@@ -159,12 +161,13 @@ pub async fn client(
         }
         if outcome.broken {
             if let Some(s) = session.take() {
-                s.close().await;
+                // A close over a dead link must not hang the client.
+                let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;
             }
         }
     }
     if let Some(s) = session.take() {
-        s.close().await;
+        let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;
     }
     end
 }
@@ -182,7 +185,15 @@ async fn reconnect(shared: &Shared) -> Result<(u64, Box<dyn Session>), Option<St
         if shared.stop.load(Ordering::Relaxed) || shared.budget.exhausted() {
             return Err(None);
         }
-        match shared.db.connect(id).await {
+        let attempt = tokio::time::timeout(shared.connect_timeout, shared.db.connect(id));
+        let result = match attempt.await {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err(format!(
+                "no connection within {} s",
+                shared.connect_timeout.as_secs_f64()
+            )),
+        };
+        match result {
             Ok(s) => return Ok((id, s)),
             Err(e) if began.elapsed() >= shared.reconnect_window => {
                 return Err(Some(format!(
@@ -192,7 +203,9 @@ async fn reconnect(shared: &Shared) -> Result<(u64, Box<dyn Session>), Option<St
             }
             Err(_) => {
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                // Capped low: a server back after a crash or a partition
+                // should see its clients again within a second.
+                delay = (delay * 2).min(Duration::from_secs(1));
             }
         }
     }

@@ -119,6 +119,39 @@ impl Tally {
     }
 }
 
+/// One line per transaction type for the terminal summary: its counts and
+/// abort rate with its commonest error codes; nothing when there is only
+/// one type (the overall line says it all).
+pub fn kind_lines(st: &Stats) -> Vec<String> {
+    if st.by_kind.len() < 2 {
+        return Vec::new();
+    }
+    let width = st.by_kind.keys().map(String::len).max().unwrap_or(0);
+    st.by_kind
+        .iter()
+        .map(|(kind, o)| {
+            let errs: Vec<String> = o
+                .top_errors
+                .iter()
+                .map(|e| format!("{} x{}", e.code, e.count))
+                .collect();
+            format!(
+                "{kind:<width$} {} txns: {} committed, {} failed, {} info; abort rate {:.1}%{}",
+                o.total,
+                o.committed,
+                o.failed,
+                o.info,
+                o.abort_rate * 100.0,
+                if errs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", errs.join(", "))
+                }
+            )
+        })
+        .collect()
+}
+
 /// The value at percentile `p` (nearest rank) of sorted `xs`.
 fn percentile(xs: &[u64], p: f64) -> u64 {
     if xs.is_empty() {
@@ -234,6 +267,30 @@ mod tests {
         assert_eq!(s.by_kind["a"].total, 101);
         assert_eq!(s.by_kind["b"].failed, 2);
         assert_eq!(s.by_kind["b"].info, 1);
+        assert_eq!(
+            s.by_kind["b"].top_errors,
+            vec![
+                ErrorCount {
+                    code: "23505".into(),
+                    count: 1
+                },
+                ErrorCount {
+                    code: "40001".into(),
+                    count: 1
+                },
+                ErrorCount {
+                    code: "connection-lost".into(),
+                    count: 1
+                },
+            ]
+        );
+        let lines = kind_lines(&s);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1]
+                .starts_with("b 3 txns: 0 committed, 2 failed, 1 info; abort rate 66.7% (23505 x1"),
+            "{lines:?}"
+        );
         assert_eq!(s.throughput.committed_per_s, 50.0);
         let l = s.latency_ms.unwrap();
         assert_eq!((l.p50, l.p95, l.p99, l.max), (50.0, 95.0, 99.0, 100.0));

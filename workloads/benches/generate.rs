@@ -1,5 +1,7 @@
-//! Plans per second for each workload and variant: the generators must never
-//! be what limits a run (target: well over 100k plans/s each).
+//! Plans per second for each workload and variant (every name in
+//! `WORKLOADS`, `tpcc` included): the generators must never be what limits
+//! a run (target: well over 100k plans/s each). Also the rows per second of
+//! TPC-C's initial population.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -42,6 +44,24 @@ fn generate(c: &mut Criterion) {
         }
     }
     group.finish();
+
+    // TPC-C's initial population (the prelude), rows per second, at the
+    // default scale: it is generated once per run, before the clients.
+    let mut load = c.benchmark_group("prelude");
+    let tpcc = build("tpcc", &WorkloadConfig::for_workload("tpcc").unwrap()).unwrap();
+    let rows = match tpcc.prelude().map(|p| p.steps) {
+        Some(steps) => match steps.as_slice() {
+            [workloads::Step::Tpcc(t)] => match &**t {
+                workloads::tpcc::TpccTxn::Load(rows) => rows.len() as u64,
+                _ => 0,
+            },
+            _ => 0,
+        },
+        None => 0,
+    };
+    load.throughput(Throughput::Elements(rows));
+    load.bench_function("tpcc-load", |b| b.iter(|| black_box(tpcc.prelude())));
+    load.finish();
 }
 
 criterion_group!(benches, generate);

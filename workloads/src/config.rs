@@ -3,10 +3,11 @@
 
 use crate::error::WorkloadError;
 use crate::keys::{KeyDist, KeySampler};
-use crate::{append, blindw, mini, range, Workload};
+use crate::tpcc::TpccScale;
+use crate::{append, blindw, mini, range, tpcc, Workload};
 
 /// The workload names `--workload` accepts (and [`build`] knows).
-pub const WORKLOADS: &[&str] = &["mini", "blindw", "range", "append"];
+pub const WORKLOADS: &[&str] = &["mini", "blindw", "range", "append", "tpcc"];
 
 /// The knobs of a workload; settings a workload does not use are ignored
 /// unless giving them is certainly a mistake (then [`build`] refuses).
@@ -39,6 +40,10 @@ pub struct WorkloadConfig {
     /// draws both ends from the key distribution, so a range averages a third
     /// of the key space.
     pub range_len: Option<u64>,
+    /// `tpcc`: the database size (warehouses, districts, customers, items,
+    /// initial orders); `keys`, `ops_per_txn` and `max_writes_per_key` do
+    /// not apply to it (the runner reports the item count as `keys`).
+    pub tpcc: TpccScale,
 }
 
 impl Default for WorkloadConfig {
@@ -53,6 +58,7 @@ impl Default for WorkloadConfig {
             clients: 1,
             max_writes_per_key: 32,
             range_len: None,
+            tpcc: TpccScale::default(),
         }
     }
 }
@@ -62,7 +68,8 @@ impl WorkloadConfig {
     /// the flags a user gave: `mini` 100 keys zipf:0.99; `blindw` and `range`
     /// 2000 keys and 8 ops (Viper §7), zipf:0.99; `append` 10 active keys, at
     /// most 4 ops, 32 writes per key and Elle's exponential skew (each key
-    /// twice as likely as the next).
+    /// twice as likely as the next); `tpcc` the default [`TpccScale`] with
+    /// uniform choices.
     pub fn for_workload(name: &str) -> Result<WorkloadConfig, WorkloadError> {
         let base = WorkloadConfig::default();
         Ok(match name {
@@ -78,6 +85,10 @@ impl WorkloadConfig {
                 dist: KeyDist::Exponential {
                     lambda: 10.0 * std::f64::consts::LN_2,
                 },
+                ..base
+            },
+            "tpcc" => WorkloadConfig {
+                dist: KeyDist::Uniform,
                 ..base
             },
             _ => return Err(unknown(name)),
@@ -165,7 +176,7 @@ pub fn variants(name: &str) -> Result<&'static [&'static str], WorkloadError> {
         "mini" => Ok(&[]),
         "blindw" => Ok(blindw::VARIANTS),
         "range" => Ok(range::VARIANTS),
-        "append" => Ok(&[]),
+        "append" | "tpcc" => Ok(&[]),
         _ => Err(unknown(name)),
     }
 }
@@ -183,6 +194,7 @@ pub fn build(name: &str, cfg: &WorkloadConfig) -> Result<Box<dyn Workload>, Work
         "blindw" => Box::new(blindw::BlindW::new(cfg)?),
         "range" => Box::new(range::Range::new(cfg)?),
         "append" => Box::new(append::Append::new(cfg)?),
+        "tpcc" => Box::new(tpcc::Tpcc::new(cfg)?),
         _ => unreachable!("checked against WORKLOADS above"),
     })
 }
@@ -197,7 +209,7 @@ mod tests {
         let e = build("tpcx", &cfg).err().unwrap().to_string();
         assert_eq!(
             e,
-            "unknown workload `tpcx` (valid: mini, blindw, range, append)"
+            "unknown workload `tpcx` (valid: mini, blindw, range, append, tpcc)"
         );
         let cfg = WorkloadConfig {
             variant: Some("rx".into()),

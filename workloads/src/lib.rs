@@ -11,6 +11,7 @@
 //! | `blindw` | [`blindw`] | Viper's BlindW: read-only vs write-only txns, hard for SI checkers |
 //! | `range` | [`range`] | Viper's V-Range: inserts, tombstone deletes and range reads (phantoms) |
 //! | `append` | [`append`] | Elle list-append: reads reveal the whole version order |
+//! | `tpcc` | [`tpcc`] | TPC-C-lite: real application transactions over eight tables, rows recorded as `table:pk` keys, consistency conditions checked at the end |
 //!
 //! [`build`] turns a name and a [`WorkloadConfig`] into a [`Workload`];
 //! [`keys`] holds the key distributions all of them share.
@@ -21,20 +22,23 @@
 pub mod append;
 pub mod blindw;
 pub mod config;
+pub mod end;
 pub mod error;
 pub mod keys;
 pub mod mini;
 pub mod plan;
 pub mod range;
+pub mod tpcc;
 
 use history::Value;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::{build, variants, WorkloadConfig, WORKLOADS};
+pub use end::{ConditionResult, EndCheck, EndReport};
 pub use error::WorkloadError;
 pub use keys::{KeyDist, KeySampler};
-pub use plan::{write_id, Plan, Step};
+pub use plan::{write_id, Plan, Step, WriteIdBlock};
 
 /// What tables a workload needs the adapter to create before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +48,10 @@ pub enum Schema {
     Registers,
     /// One table of integer-keyed lists, for Elle's list-append.
     Lists,
+    /// The eight TPC-C tables, created empty; the rows are loaded by the
+    /// workload's [`Workload::prelude`] transaction so that the history
+    /// records who wrote them.
+    Tpcc,
 }
 
 /// A workload: a schema and, for each client, a stream of plans.
@@ -54,7 +62,24 @@ pub trait Workload: Send + Sync {
     fn schema(&self) -> Schema;
     /// The plan stream of one client. Deterministic in (seed, client).
     fn client(&self, client: u32) -> Box<dyn ClientPlans>;
+    /// A transaction the runner runs once, alone, after `setup` and before
+    /// the clients start, and records as the history's first transaction:
+    /// TPC-C's initial population. Its write ids come from
+    /// [`LOADER_CLIENT`], so they never collide with a client's.
+    fn prelude(&self) -> Option<Plan> {
+        None
+    }
+    /// The end-of-run check of the final database state the workload
+    /// wants, if any.
+    fn end_check(&self) -> Option<EndCheck> {
+        None
+    }
 }
+
+/// The client number whose write ids the [`Workload::prelude`] uses: far
+/// above any real client (at most 4096), yet small enough that its ids stay
+/// below 2^53, exact in JSON tools that read numbers as doubles (jq).
+pub const LOADER_CLIENT: u32 = 1 << 20;
 
 /// One client's stream of plans.
 pub trait ClientPlans: Send {
@@ -91,6 +116,28 @@ impl WriteIds {
             )
         });
         write_id(self.client, self.counter)
+    }
+
+    /// Reserves the next `len` values as one block, for a plan whose
+    /// number of writes is decided at run time.
+    ///
+    /// # Panics
+    /// Like [`WriteIds::next_value`], when the counter would overflow.
+    pub fn reserve(&mut self, len: u32) -> WriteIdBlock {
+        if len == 0 {
+            return WriteIdBlock {
+                first: write_id(self.client, self.counter.saturating_add(1)),
+                len: 0,
+            };
+        }
+        let first = self.next_value();
+        self.counter = self.counter.checked_add(len - 1).unwrap_or_else(|| {
+            panic!(
+                "client {} has used all 2^32-1 unique write ids",
+                self.client
+            )
+        });
+        WriteIdBlock { first, len }
     }
 
     /// How many values have been handed out, for tests and reports.

@@ -8,6 +8,8 @@
 
 use history::{Key, Value};
 
+use crate::tpcc::TpccTxn;
+
 /// One step of a plan. The executor records each step as one or more
 /// [`history::Op`]s carrying what the database returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +30,13 @@ pub enum Step {
     Append(Key, Value),
     /// Read a whole list; `["r", k, [..]]`.
     ReadList(Key),
+    /// A TPC-C transaction: a small program whose statements depend on the
+    /// values it reads (next order id, stock, balances), so it cannot be a
+    /// list of fixed steps. The executor runs it through the adapter's
+    /// `TpccConn` and records every row it reads or writes as a key
+    /// `table:pk` carrying the row's write id (see [`crate::tpcc`]).
+    /// Boxed to keep the common steps small.
+    Tpcc(Box<TpccTxn>),
 }
 
 /// A transaction to run: its type (for per-type abort rates) and its steps.
@@ -36,6 +45,31 @@ pub struct Plan {
     /// The transaction type, e.g. `mini`, `read-only`, `new-order`.
     pub kind: &'static str,
     pub steps: Vec<Step>,
+}
+
+/// Write ids a plan reserves for writes whose number is only known at run
+/// time (a TPC-C Delivery writes one row per order line it finds):
+/// `first`, `first + 1`, …, `first + len − 1`, all from one client's
+/// counter, so they stay unique and the plan stays deterministic. Ids left
+/// unused are simply never written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteIdBlock {
+    /// The first id of the block.
+    pub first: Value,
+    /// How many ids the block holds.
+    pub len: u32,
+}
+
+impl WriteIdBlock {
+    /// The `i`-th id of the block, or `None` past its end.
+    pub fn get(&self, i: u32) -> Option<Value> {
+        (i < self.len).then(|| self.first + i64::from(i))
+    }
+
+    /// Every id of the block, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Value> + '_ {
+        (0..self.len).map(|i| self.first + i64::from(i))
+    }
 }
 
 /// The unique write id scheme: the client in the high 32 bits, a per-client

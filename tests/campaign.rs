@@ -1,0 +1,276 @@
+//! `harness campaign` and `harness compare` end to end: the shipped
+//! scenarios/local.toml on PostgreSQL, MariaDB and SQLite (pointed at
+//! scratch databases), its summary.json and a junit.xml that a JUnit parser
+//! accepts; a campaign that misses its expectation; a planted regression.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn junit(path: &Path) -> junit_parser::TestSuites {
+    let f = std::fs::File::open(path).expect("junit.xml");
+    junit_parser::from_reader(std::io::BufReader::new(f)).expect("a JUnit parser accepts it")
+}
+
+fn summary(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("summary.json")).unwrap()
+}
+
+/// A MariaDB database of its own on the server of .ci/services.
+fn scratch_mariadb(name: &str) -> String {
+    let o = Command::new("mariadb")
+        .args([
+            "--protocol=tcp",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            "3306",
+            "-u",
+            "root",
+            "-e",
+            &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"),
+        ])
+        .output()
+        .expect("the mariadb client (installed by .ci/services)");
+    assert!(
+        o.status.success(),
+        "MariaDB is not reachable on 127.0.0.1:3306 (start .ci/services): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    format!("mysql://root@127.0.0.1:3306/{name}")
+}
+
+#[test]
+fn the_local_campaign_runs_and_reports() {
+    let pg = scratch_db("campaign");
+    let maria = scratch_mariadb("ih_test_campaign");
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/local.toml"))
+            .unwrap()
+            .replace("postgres://postgres@127.0.0.1:5432/postgres", &pg)
+            .replace("mysql://root@127.0.0.1:3306/test", &maria);
+    assert!(text.contains(&pg) && text.contains(&maria));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("local.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("results");
+    let o = harness(&[
+        "campaign",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let root = out.join("local");
+    let s = summary(&root.join("summary.json"));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}\n{s:#}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let runs = s["runs"].as_array().unwrap();
+    assert!(runs.len() >= 6, "{}", runs.len());
+    assert_eq!(s["passed"].as_u64(), Some(runs.len() as u64));
+    for db in ["postgres", "mariadb", "sqlite"] {
+        assert!(runs.iter().any(|r| r["db"] == db), "no {db} run");
+    }
+    for r in runs {
+        assert_eq!(r["status"], "passed", "{r:#}");
+        assert!(r["throughput"].as_f64().unwrap() > 0.0, "{r:#}");
+        assert!(r["abort_rate"].as_f64().is_some());
+        let dir = root.join(r["dir"].as_str().unwrap());
+        assert!(dir.join("history.jsonl").exists() && dir.join("report.json").exists());
+    }
+    // MariaDB's repeatable read is caught, as expected.
+    let rr = runs
+        .iter()
+        .find(|r| r["db"] == "mariadb" && r["isolation"] == "repeatable-read")
+        .expect("a MariaDB repeatable read run");
+    assert_eq!(rr["expect"], "anomalous");
+    assert_eq!(rr["verdict"], "anomalous");
+    // Proxy faults were injected, and partitions broke transactions.
+    for n in ["resets", "partitions"] {
+        let r = runs.iter().find(|r| r["nemesis"] == n).unwrap();
+        assert!(r["faults"].as_u64().unwrap() > 0, "{r:#}");
+    }
+    let p = runs.iter().find(|r| r["nemesis"] == "partitions").unwrap();
+    assert!(p["info_rate"].as_f64().unwrap() > 0.0, "{p:#}");
+    let j = junit(&root.join("junit.xml"));
+    let cases: Vec<_> = j.suites.iter().flat_map(|s| &s.cases).collect();
+    assert_eq!(cases.len(), runs.len());
+    assert!(cases.iter().all(|c| c.status.is_success()));
+    assert_eq!((j.failures, j.errors), (0, 0));
+    // Each run can be repeated from its folder.
+    let first = runs[0]["name"].as_str().unwrap();
+    assert!(root.join("runs").join(first).join("scenario.toml").exists());
+}
+
+#[test]
+fn missed_expectations_fail_the_campaign_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        r#"
+        name = "strict"
+        [defaults]
+        txns = 100
+        clients = 2
+        [databases.lite]
+        db = "sqlite"
+        [databases.memdb]
+        db = "memdb"
+        [[matrix]]
+        databases = ["lite"]
+        levels = ["ser"]
+        expect = "ok"             # SQLite is serializable: met
+        [[matrix]]
+        name = "strict"
+        databases = ["lite"]
+        levels = ["ser"]
+        expect = "anomalous"      # missed
+        [[matrix]]
+        name = "broken"
+        databases = ["memdb"]
+        levels = ["ser"]
+        isolation = "no-such-level"   # cannot run: an error
+        "#,
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let args = [
+        "campaign",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = harness(&args);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let root = out.join("strict");
+    let s = summary(&root.join("summary.json"));
+    assert_eq!(
+        (
+            s["passed"].as_u64(),
+            s["failed"].as_u64(),
+            s["errors"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{s:#}"
+    );
+    let j = junit(&root.join("junit.xml"));
+    assert_eq!((j.tests, j.failures, j.errors), (3, 1, 1));
+    let failed = j.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.status.is_failure())
+        .unwrap();
+    assert!(failed.name.contains("strict-lite-mini-ser"), "{}", failed.name);
+    let errored = j.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.status.is_error())
+        .unwrap();
+    assert!(
+        errored
+            .status
+            .error_as_ref()
+            .message
+            .contains("no-such-level"),
+        "{:?}",
+        errored.status
+    );
+    // A second campaign keeps the first summary for compare.
+    let o = harness(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(root.join("summary.prev.json").exists());
+    let o = harness(&[
+        "compare",
+        root.join("summary.prev.json").to_str().unwrap(),
+        root.to_str().unwrap(),
+        "--throughput-drop",
+        "0.99",
+        "--abort-rise",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // Dry runs list the runs.
+    let o = harness(&["campaign", file.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+}
+
+#[test]
+fn compare_flags_a_planted_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, tput: f64, aborts: f64, anomalies: Value| {
+        serde_json::json!({
+            "name": name, "db": "postgres", "workload": "mini", "level": "si",
+            "status": "passed", "verdict": "ok", "anomalies": anomalies,
+            "throughput": tput, "abort_rate": aborts, "txns": 1000
+        })
+    };
+    let doc = |runs: Vec<Value>| serde_json::json!({"campaign": "n", "passed": runs.len(), "failed": 0, "errors": 0, "runs": runs});
+    let old = doc(vec![
+        run("a", 1000.0, 0.10, serde_json::json!({})),
+        run("b", 1000.0, 0.10, serde_json::json!({})),
+        run("c", 1000.0, 0.10, serde_json::json!({})),
+    ]);
+    let new = doc(vec![
+        run("a", 980.0, 0.11, serde_json::json!({})),
+        run("b", 400.0, 0.10, serde_json::json!({})),
+        run(
+            "c",
+            1000.0,
+            0.10,
+            serde_json::json!({"G-single (lost update)": 2}),
+        ),
+    ]);
+    let op = dir.path().join("old.json");
+    let np = dir.path().join("new.json");
+    std::fs::write(&op, old.to_string()).unwrap();
+    std::fs::write(&np, new.to_string()).unwrap();
+    let (o_s, n_s) = (op.to_str().unwrap(), np.to_str().unwrap());
+
+    let o = harness(&["compare", o_s, n_s]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("2 regressions"), "{text}");
+    assert!(text.contains("REGRESSION b [throughput]"), "{text}");
+    assert!(
+        text.contains("REGRESSION c [new-anomaly]: new: G-single (lost update) x2"),
+        "{text}"
+    );
+    assert!(!text.contains("REGRESSION a"), "{text}");
+
+    let o = harness(&["compare", o_s, n_s, "--json", "--throughput-drop", "0.7"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 1);
+
+    let o = harness(&["compare", o_s, o_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+
+    let o = harness(&["compare", o_s, "/no/such/summary.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/no/such/summary.json"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&np, "{\"runs\": 3}").unwrap();
+    let o = harness(&["compare", o_s, n_s]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a campaign summary"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = harness(&["compare", "--help"]);
+    assert!(stdout(&o).contains("Exit codes: 0 no regression; 1 a regression"));
+}
