@@ -140,7 +140,7 @@ pub struct RunArgs {
     /// scenario target); keys every=5s | random=2s..8s | at=3s/10s,
     /// start=, count=, for=3s, delay=, jitter=, target=, seed=. Example:
     /// proxy-partition:every=10s,for=3s
-    #[arg(long = "nemesis", value_name = "SPEC", verbatim_doc_comment)]
+    #[arg(long = "nemesis", value_name = "SPEC")]
     pub nemesis: Vec<String>,
     /// Read the run's settings (database, workload, faults and their
     /// targets, expected outcome) from a scenario TOML file; flags given

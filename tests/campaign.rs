@@ -93,13 +93,11 @@ fn the_local_campaign_runs_and_reports() {
         .expect("a MariaDB repeatable read run");
     assert_eq!(rr["expect"], "anomalous");
     assert_eq!(rr["verdict"], "anomalous");
-    // Proxy faults were injected, and partitions broke transactions.
+    // Proxy faults were injected (tests/faults.rs looks at what they do).
     for n in ["resets", "partitions"] {
         let r = runs.iter().find(|r| r["nemesis"] == n).unwrap();
         assert!(r["faults"].as_u64().unwrap() > 0, "{r:#}");
     }
-    let p = runs.iter().find(|r| r["nemesis"] == "partitions").unwrap();
-    assert!(p["info_rate"].as_f64().unwrap() > 0.0, "{p:#}");
     let j = junit(&root.join("junit.xml"));
     let cases: Vec<_> = j.suites.iter().flat_map(|s| &s.cases).collect();
     assert_eq!(cases.len(), runs.len());
@@ -169,7 +167,11 @@ fn missed_expectations_fail_the_campaign_and_junit() {
         .iter()
         .find(|c| c.status.is_failure())
         .unwrap();
-    assert!(failed.name.contains("strict-lite-mini-ser"), "{}", failed.name);
+    assert!(
+        failed.name.contains("strict-lite-mini-ser"),
+        "{}",
+        failed.name
+    );
     let errored = j.suites[0]
         .cases
         .iter()

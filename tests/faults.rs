@@ -195,6 +195,34 @@ fn assert_every_read_has_a_writer(h: &History) {
     }
 }
 
+/// Every value read has its writer on an earlier line of the file: what
+/// makes a history cut anywhere free of reads without a writer.
+fn assert_writers_come_first(h: &History) {
+    let mut written: HashSet<(Key, i64)> = HashSet::new();
+    for t in &h.txns {
+        let own: Vec<(Key, i64)> = t
+            .ops
+            .iter()
+            .filter_map(|o| o.written().map(|(k, v)| (k.clone(), v)))
+            .collect();
+        for o in &t.ops {
+            if let Op::Read {
+                key,
+                value: Some(v),
+            } = o
+            {
+                let r = (key.clone(), *v);
+                assert!(
+                    written.contains(&r) || own.contains(&r),
+                    "T{} (line order) read {key:?}={v} before its writer's line",
+                    t.id
+                );
+            }
+        }
+        written.extend(own);
+    }
+}
+
 /// Runs a scenario: the process output, the (complete) history, the run
 /// folder, and the temporary folder that holds it.
 fn run_scenario(
@@ -315,6 +343,7 @@ fn crash_restarts_leave_a_correct_complete_history() {
         .iter()
         .any(|t| t.status == Status::Ok && t.start.unwrap() > last));
     assert_every_read_has_a_writer(&h);
+    assert_writers_come_first(&h);
     assert_eq!(check_exit(&run.join("history.jsonl"), "si"), 0);
     let report = read_report(&run);
     assert_eq!(report["faults"].as_array().unwrap().len(), 2);
@@ -366,6 +395,7 @@ fn proxy_resets_and_partitions_leave_a_correct_complete_history() {
     let (_, fail, info) = h.status_counts();
     assert!(fail > 0 && info > 0, "fail {fail}, info {info}");
     assert_every_read_has_a_writer(&h);
+    assert_writers_come_first(&h);
     assert_eq!(check_exit(&run.join("history.jsonl"), "si"), 0);
     let report = read_report(&run);
     assert!(
@@ -557,6 +587,7 @@ fn a_killed_harness_leaves_a_checkable_history() {
         assert!(h.end.is_none(), "killed runs have no end line");
         assert!(h.txns.len() >= after_lines - 1);
         assert_every_read_has_a_writer(&h);
+        assert_writers_come_first(&h);
         let o = harness(&[
             "check",
             history.to_str().unwrap(),
