@@ -193,14 +193,22 @@ fn decide(
                 }
                 (Verdict::Anomalous, "known edges")
             }
-            General::Refuted { how, seed } => {
+            General::Refuted { how, seed, cycle } => {
                 also_fails.extend(stronger_or_equal(level));
                 if explain {
-                    match counterexample(ix, level, &seed, deadline) {
+                    // Shrinking is a nicety: give it a bounded share of time,
+                    // in proportion to what deciding took.
+                    let spent = started.elapsed();
+                    let budget = Instant::now() + (2 * spent).clamp(MINIMIZE_FOR / 6, MINIMIZE_FOR);
+                    let until = Some(deadline.map_or(budget, |d| d.min(budget)));
+                    match counterexample(ix, level, &seed, until) {
                         Some(a) => anomalies.push(a),
-                        None => notes.push(
-                            "no version order satisfies the level, but no small counterexample was found".into(),
-                        ),
+                        None => match cycle.filter(|c| !c.is_empty()) {
+                            Some(edges) => anomalies.push(refutation_anomaly(ix, edges)),
+                            None => notes.push(
+                                "no version order satisfies the level, but no small counterexample was found".into(),
+                            ),
+                        },
                     }
                 }
                 (Verdict::Anomalous, how)
@@ -290,4 +298,25 @@ fn record_forced_cycle(
     if explain {
         anomalies.push(cycle_anomaly(ix, c));
     }
+}
+
+/// How long a refuted check may spend shrinking its counterexample.
+const MINIMIZE_FOR: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The cycle that closed a refutation, as a counterexample. Its guessed
+/// edges were forced: the opposite order of each pair closes a cycle too.
+fn refutation_anomaly(ix: &Index, edges: Vec<crate::depgraph::TxnEdge>) -> Anomaly {
+    let c = Cycle {
+        scope: Scope::Item,
+        edges,
+    };
+    let mut a = cycle_anomaly(ix, &c);
+    for (e, te) in a.edges.iter_mut().zip(&c.edges) {
+        if te.label.why == crate::depgraph::Why::Chosen {
+            e.reason
+                .push_str(" [forced: the opposite order closes a cycle too]");
+        }
+    }
+    a.summary = format!("{} (no version order avoids it)", a.summary);
+    a
 }

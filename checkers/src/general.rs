@@ -53,6 +53,11 @@ pub struct GeneralOptions {
     /// Use the database's timestamps: commit order as the version order,
     /// and each transaction's snapshot at its start timestamp.
     pub use_dbts: bool,
+    /// Before the complete search, look for a small refuted sub-history
+    /// around where the witness failed (off inside such searches).
+    pub local: bool,
+    /// Prune before solving (off only to test the solver on its own).
+    pub prune: bool,
 }
 
 impl Default for GeneralOptions {
@@ -63,6 +68,8 @@ impl Default for GeneralOptions {
             skip_witness: false,
             max_pairs: 60_000_000,
             use_dbts: false,
+            local: true,
+            prune: true,
         }
     }
 }
@@ -79,7 +86,13 @@ pub enum General {
     },
     /// No version order works, but no single forced cycle shows it: the
     /// proof went through pruning or the solver.
-    Refuted { how: &'static str, seed: Vec<u32> },
+    Refuted {
+        how: &'static str,
+        seed: Vec<u32>,
+        /// The cycle that closed the refutation, when pruning found it:
+        /// every edge is known or forced.
+        cycle: Option<Vec<crate::depgraph::TxnEdge>>,
+    },
     /// Could not decide.
     Unknown(String),
 }
@@ -169,7 +182,24 @@ pub fn check_with_chains(
             };
         }
     }
-    // 4. Complete polygraph: prune, then solve.
+    // 4. A small refuted neighbourhood of a witness cycle refutes the
+    //    whole history (dropping transactions only removes constraints).
+    if opts.local && !witness_cycles.is_empty() {
+        let seed: Vec<u32> = witness_cycles
+            .iter()
+            .take(4)
+            .flat_map(|c| c.edges.iter().map(|e| e.from))
+            .collect();
+        if let Some(set) = crate::interpret::local_refutation(ix, level, &seed, 160, opts.deadline)
+        {
+            return General::Refuted {
+                how: "local search",
+                seed: set,
+                cycle: None,
+            };
+        }
+    }
+    // 5. Complete polygraph: prune, then solve.
     let p = match Polygraph::build(ix, model, orders, chains, true, opts.max_pairs) {
         Ok(p) => p,
         Err(e) => {
@@ -186,11 +216,17 @@ pub fn check_with_chains(
             return General::Refuted {
                 how: "known edges",
                 seed: txns_of(&p, &cyc),
+                cycle: Some(labelled_cycle(&p, &cyc)),
             };
         }
     }
     let mut state = vec![None; p.constraints.len()];
-    let open = match prune(&p, &mut g, &mut state, opts.deadline) {
+    let pruned = if opts.prune {
+        prune(&p, &mut g, &mut state, opts.deadline)
+    } else {
+        Pruned::Open((0..p.constraints.len() as u32).collect())
+    };
+    let open = match pruned {
         Pruned::Open(open) => open,
         Pruned::Contradiction(cyc) => {
             let mut seed = txns_of(&p, &cyc);
@@ -202,6 +238,7 @@ pub fn check_with_chains(
             return General::Refuted {
                 how: "pruning",
                 seed,
+                cycle: Some(labelled_cycle(&p, &cyc)),
             };
         }
         Pruned::OutOfTime => {
@@ -226,6 +263,7 @@ pub fn check_with_chains(
                 .iter()
                 .flat_map(|c| c.edges.iter().map(|e| e.from))
                 .collect(),
+            cycle: None,
         },
         Solved::OutOfTime => General::Unknown(format!(
             "the time budget ran out in the solver ({} constraints left after pruning)",
@@ -293,6 +331,32 @@ pub fn timestamp_chains(ix: &Index) -> rustc_hash::FxHashMap<u32, Vec<u32>> {
             (k, ws.into_iter().map(|(_, t)| t).collect())
         })
         .collect()
+}
+
+/// A node-level cycle from the acyclic graph, as transaction edges with
+/// their labels (looked up among the known edges and constraint sides).
+fn labelled_cycle(p: &Polygraph, cyc: &[(u32, u32, u32)]) -> Vec<crate::depgraph::TxnEdge> {
+    let mut labels: rustc_hash::FxHashMap<(u32, u32), Label> = Default::default();
+    let wanted: rustc_hash::FxHashSet<(u32, u32)> = cyc.iter().map(|&(f, t, _)| (f, t)).collect();
+    let sides =
+        (0..p.constraints.len()).flat_map(|c| p.side(c, true).iter().chain(p.side(c, false)));
+    for &(f, t, l) in p.known.iter().chain(sides) {
+        if wanted.contains(&(f, t)) {
+            labels.entry((f, t)).or_insert(l);
+        }
+    }
+    let path: Vec<crate::graph::PathEdge<Label>> = cyc
+        .iter()
+        .filter_map(|&(f, t, _)| {
+            labels.get(&(f, t)).map(|&label| crate::graph::PathEdge {
+                from: f,
+                to: t,
+                label,
+            })
+        })
+        .collect();
+    let dg = graph_of(p, path.iter().map(|e| (e.from, e.to, e.label)));
+    dg.to_txn_edges(&path)
 }
 
 /// A dependency graph over a polygraph's nodes with the given edges.

@@ -124,6 +124,7 @@ fn refuted(ix: &Index, set: &[u32], level: Level, deadline: Option<Instant>) -> 
     }
     let opts = GeneralOptions {
         deadline,
+        local: false,
         ..GeneralOptions::default()
     };
     matches!(
@@ -132,30 +133,78 @@ fn refuted(ix: &Index, set: &[u32], level: Level, deadline: Option<Instant>) -> 
     )
 }
 
-/// Transactions related to `t`: whom it read from, who read it, and who
-/// wrote a key it wrote or read.
-fn neighbours(ix: &Index, t: u32, out: &mut BTreeSet<u32>) {
-    for r in ix.reads(t) {
-        if r.writer != INIT {
-            out.insert(r.writer);
+/// Who touches what, for growing neighbourhoods without scanning the whole
+/// history: the writers of each key and the readers of each version.
+pub struct Neighbourhood {
+    writers: Vec<Vec<u32>>,
+    readers: rustc_hash::FxHashMap<(u32, u32), Vec<u32>>,
+}
+
+impl Neighbourhood {
+    /// Indexes the committed transactions of `ix`.
+    pub fn new(ix: &Index) -> Neighbourhood {
+        let mut writers: Vec<Vec<u32>> = vec![Vec::new(); ix.keys.len()];
+        let mut readers: rustc_hash::FxHashMap<(u32, u32), Vec<u32>> = Default::default();
+        for t in ix.committed_txns() {
+            for w in ix.writes(t) {
+                writers[w.key as usize].push(t);
+            }
+            for r in ix.reads(t) {
+                readers.entry((r.key, r.writer)).or_default().push(t);
+            }
+        }
+        Neighbourhood { writers, readers }
+    }
+
+    /// Transactions related to `t` (whom it read from, who read it, who
+    /// wrote what it touched, who read those keys' versions), each with its
+    /// distance in time from `t`, nearest first.
+    fn of(&self, ix: &Index, t: u32, out: &mut Vec<(u64, u32)>) {
+        let h = ix.history;
+        let mid = |u: u32| {
+            let x = &h.txns[u as usize];
+            let s = x.start.unwrap_or(u as u64);
+            s / 2 + x.end.unwrap_or(s) / 2
+        };
+        let here = mid(t);
+        let mut push = |u: u32| {
+            if u != t && u != INIT {
+                out.push((mid(u).abs_diff(here), u));
+            }
+        };
+        for r in ix.reads(t) {
+            push(r.writer);
+            for &w in &self.writers[r.key as usize] {
+                push(w);
+            }
+        }
+        for w in ix.writes(t) {
+            for &u in &self.writers[w.key as usize] {
+                push(u);
+                if let Some(rs) = self.readers.get(&(w.key, u)) {
+                    rs.iter().for_each(|&r| push(r));
+                }
+            }
+            if let Some(rs) = self.readers.get(&(w.key, INIT)) {
+                rs.iter().for_each(|&r| push(r));
+            }
         }
     }
-    let keys: FxHashSet<u32> = ix
-        .writes(t)
-        .iter()
-        .map(|w| w.key)
-        .chain(ix.reads(t).iter().map(|r| r.key))
-        .collect();
-    for u in ix.committed_txns() {
-        if u == t {
-            continue;
-        }
-        if ix.reads(u).iter().any(|r| r.writer == t)
-            || ix.writes(u).iter().any(|w| keys.contains(&w.key))
-        {
-            out.insert(u);
-        }
-    }
+}
+
+/// Looks for a small refuted sub-history around `seed`: adds the nearest
+/// related transactions a few at a time, up to `max_set`, checking each
+/// set on its own. A refuted set proves the whole history fails.
+pub fn local_refutation(
+    ix: &Index,
+    level: Level,
+    seed: &[u32],
+    max_set: usize,
+    deadline: Option<Instant>,
+) -> Option<Vec<u32>> {
+    let nb = Neighbourhood::new(ix);
+    let mut budget = MAX_CHECKS;
+    grow_with(ix, &nb, level, seed, max_set, deadline, &mut budget)
 }
 
 /// A small counterexample for a refuted history: grown from `seed` when a
@@ -168,7 +217,8 @@ pub fn counterexample(
     deadline: Option<Instant>,
 ) -> Option<Anomaly> {
     let mut budget = MAX_CHECKS;
-    let core = grow(ix, level, seed, deadline, &mut budget).or_else(|| {
+    let nb = Neighbourhood::new(ix);
+    let core = grow_with(ix, &nb, level, seed, MAX_SET, deadline, &mut budget).or_else(|| {
         let all: Vec<u32> = ix.committed_txns().collect();
         (all.len() <= MAX_WHOLE && refuted(ix, &all, level, deadline)).then_some(all)
     })?;
@@ -181,11 +231,15 @@ const MAX_CHECKS: usize = 400;
 /// Largest history cut down from the whole.
 const MAX_WHOLE: usize = 20_000;
 
-/// Grows `seed` by neighbours until the set is refuted on its own.
-fn grow(
+/// Grows `seed` by its nearest neighbours until the set is refuted on its
+/// own, checking after each batch.
+#[allow(clippy::too_many_arguments)]
+fn grow_with(
     ix: &Index,
+    nb: &Neighbourhood,
     level: Level,
     seed: &[u32],
+    max_set: usize,
     deadline: Option<Instant>,
     budget: &mut usize,
 ) -> Option<Vec<u32>> {
@@ -197,27 +251,33 @@ fn grow(
     if set.is_empty() {
         return None;
     }
+    let mut cands: Vec<(u64, u32)> = Vec::new();
     loop {
         let v: Vec<u32> = set.iter().copied().collect();
         *budget = budget.checked_sub(1)?;
         if refuted(ix, &v, level, deadline) {
             return Some(v);
         }
-        if set.len() >= MAX_SET || deadline.is_some_and(|d| Instant::now() > d) {
+        if set.len() >= max_set || deadline.is_some_and(|d| Instant::now() > d) {
             return None;
         }
-        let mut more = set.clone();
+        cands.clear();
         for &t in &v {
-            neighbours(ix, t, &mut more);
+            nb.of(ix, t, &mut cands);
         }
-        if more.len() == set.len() {
-            return None;
-        }
-        for t in more {
-            if set.len() >= MAX_SET {
+        cands.sort_unstable();
+        let step = (set.len() / 2).clamp(4, 32);
+        let before = set.len();
+        for &(_, u) in &cands {
+            if set.len() >= (before + step).min(max_set) {
                 break;
             }
-            set.insert(t);
+            if ix.committed[u as usize] {
+                set.insert(u);
+            }
+        }
+        if set.len() == before {
+            return None;
         }
     }
 }
