@@ -18,16 +18,22 @@ gen() { # name, then harness run flags
   fi
 }
 
-measure() { # history, level, extra flags
+measure() { # history, level, extra flags: wall time and peak RSS of `harness check`
   local f=$1 level=$2; shift 2
-  local t0 t1 out rss
-  out=$( { /usr/bin/time -f "%M" $H check "$OUT/$f.jsonl" --level "$level" "$@" > "$OUT/check.out" ; } 2>&1 | tail -1 ) || true
-  rss=$out
-  t0=$(grep -m1 "^$level:" "$OUT/check.out" || true)
-  t1=$($H check "$OUT/$f.jsonl" --level "$level" --json "$@" 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["verdict"], r["method"], r["elapsed_ms"])' || true)
-  printf '%-28s %-5s %-40s peak %6.1f MB\n' "$f" "$level" "$t1 ms" "$(echo "$rss/1024" | bc -l)"
+  /usr/bin/time -o "$OUT/time.txt" -f "%e %M" $H check "$OUT/$f.jsonl" --level "$level" --json "$@" \
+    > "$OUT/report.json" 2>/dev/null || true
+  read -r secs kb < <(tail -1 "$OUT/time.txt")
+  python3 - "$OUT/report.json" "$f" "$level" "$secs" "$kb" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f, level, secs, kb = sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+s = r["stats"]
+print(f"| {f} | {level} | {s['txns']} ({s['ok']} ok) | {r['verdict']} | {r['method']} | {secs:.2f} s | {kb/1024:.0f} MB |")
+PY
 }
 
+echo "| history | level | txns | verdict | method | wall | peak RSS |"
+echo "|---|---|---|---|---|---|---|"
 # BlindW (8 ops, half read-only, half write-only), 2000 keys, 24 sessions.
 for n in 1000 10000 100000; do
   for lvl in si ser; do

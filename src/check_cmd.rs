@@ -1,9 +1,10 @@
-//! `harness check`: read a history, check it, print the verdict.
+//! `harness check`: read a history, check it, print the verdict; and
+//! `harness convert`, which reads the same formats.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use checkers::CheckOptions;
 
-use crate::cli::{exit_code, print_out, CheckArgs};
+use crate::cli::{exit_code, print_out, CheckArgs, ConvertArgs};
 
 /// Runs `harness check`; returns the verdict's exit code.
 pub fn command(args: CheckArgs) -> Result<u8> {
@@ -15,9 +16,15 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     let opts = CheckOptions {
         timeout: args.timeout,
         use_dbts: args.use_dbts,
+        strategy: args.solver,
+        skip_witness: args.no_witness,
         ..CheckOptions::default()
     };
     let report = checkers::check(&h, args.level, &opts);
+    if let Some(dot) = &args.dot {
+        let text: String = report.anomalies.iter().map(checkers::to_dot).collect();
+        std::fs::write(dot, text).with_context(|| format!("cannot write {}", dot.display()))?;
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {
@@ -30,4 +37,22 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     };
     print_out(&text);
     Ok(exit_code(report.verdict))
+}
+
+/// Runs `harness convert`: reads any supported format, writes JSONL, Elle
+/// EDN or the `r(k,v,s,t)` text.
+pub fn convert(args: ConvertArgs) -> Result<u8> {
+    if !args.input.exists() {
+        bail!("{}: no such file", args.input.display());
+    }
+    let h = history::formats::read(&args.input, args.from)?;
+    history::formats::write(&h, &args.output, args.to)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    eprintln!(
+        "{} transactions written to {} ({})",
+        h.txns.len(),
+        args.output.display(),
+        args.to
+    );
+    Ok(0)
 }

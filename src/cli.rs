@@ -24,6 +24,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check a recorded history against an isolation level.
     Check(CheckArgs),
+    /// Convert a history between formats.
+    Convert(ConvertArgs),
     /// Run a matrix of scenarios; write summary.json and junit.xml.
     Campaign(crate::campaign::CampaignArgs),
     /// Compare two campaign summaries and flag regressions.
@@ -197,6 +199,42 @@ pub struct CheckArgs {
     /// Use the database's own timestamps (`dbts`) as the version order.
     #[arg(long)]
     pub use_dbts: bool,
+    /// Write the counterexamples as Graphviz DOT to this file (one graph per
+    /// anomaly; render with `dot -Tsvg`).
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// How the SER/SI solver searches: `theory` (CDCL with an acyclicity
+    /// theory) or `lazy` (one cycle clause per round); for measurements.
+    #[arg(long, value_name = "STRATEGY", default_value = "theory", value_parser = parse_strategy)]
+    pub solver: checkers::solve::Strategy,
+    /// Skip the witness and time-guided guesses and go to the complete
+    /// search (slower; for measurements).
+    #[arg(long)]
+    pub no_witness: bool,
+}
+
+fn parse_strategy(s: &str) -> Result<checkers::solve::Strategy, String> {
+    match s {
+        "theory" => Ok(checkers::solve::Strategy::Theory),
+        "lazy" => Ok(checkers::solve::Strategy::Lazy),
+        _ => Err(format!("unknown solver strategy {s:?} (expected theory or lazy)")),
+    }
+}
+
+/// Arguments of `harness convert`.
+#[derive(Args, Debug, Clone)]
+pub struct ConvertArgs {
+    /// The history to read.
+    pub input: PathBuf,
+    /// The file to write.
+    pub output: PathBuf,
+    /// The input's format (auto, jsonl, elle-edn, elle-json, text, awdit,
+    /// dbcop, cobra, timekiller, viper).
+    #[arg(long, default_value = "auto")]
+    pub from: history::Format,
+    /// The output's format (jsonl, elle-edn, text).
+    #[arg(long, default_value = "jsonl")]
+    pub to: history::Format,
 }
 
 /// Parses the command line, runs the subcommand, and maps the result to
@@ -206,6 +244,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => crate::scenario::run_command(*a),
         Command::Check(a) => crate::check_cmd::command(a),
+        Command::Convert(a) => crate::check_cmd::convert(a),
         Command::Campaign(a) => crate::campaign::command(a),
         Command::Compare(a) => crate::compare::command(a),
     };

@@ -177,6 +177,9 @@ fn decide(
         let gopts = GeneralOptions {
             deadline,
             use_dbts: opts.use_dbts,
+            strategy: opts.strategy,
+            skip_witness: opts.skip_witness,
+            local: !opts.skip_witness,
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {

@@ -64,6 +64,11 @@ pub struct CheckOptions {
     pub max_examples: usize,
     /// Use the database's own timestamps (`dbts`) as the version order.
     pub use_dbts: bool,
+    /// How the SER/SI solver searches.
+    pub strategy: solve::Strategy,
+    /// Skip the cheap guesses (witness, time guidance, local search) and
+    /// decide by the complete search alone; for measurements.
+    pub skip_witness: bool,
 }
 
 impl Default for CheckOptions {
@@ -72,6 +77,8 @@ impl Default for CheckOptions {
             timeout: None,
             max_examples: 8,
             use_dbts: false,
+            strategy: solve::Strategy::Theory,
+            skip_witness: false,
         }
     }
 }
