@@ -217,7 +217,9 @@ fn parse_strategy(s: &str) -> Result<checkers::solve::Strategy, String> {
     match s {
         "theory" => Ok(checkers::solve::Strategy::Theory),
         "lazy" => Ok(checkers::solve::Strategy::Lazy),
-        _ => Err(format!("unknown solver strategy {s:?} (expected theory or lazy)")),
+        _ => Err(format!(
+            "unknown solver strategy {s:?} (expected theory or lazy)"
+        )),
     }
 }
 

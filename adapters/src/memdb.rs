@@ -148,7 +148,10 @@ struct Version {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Val {
-    Reg { v: i64, tomb: bool },
+    Reg {
+        v: i64,
+        tomb: bool,
+    },
     List(Arc<Vec<i64>>),
     /// A TPC-C row, its columns in insert order (see [`tpcc`]).
     Row(Arc<Vec<i64>>),

@@ -434,13 +434,17 @@ fn add_timestamps(ix: &Index, e: &mut Edges) {
     }
 }
 
-/// Real-time edges `T → S` for every `T.end < S.start`, through a chain of
+/// Real-time edges `T → S` for every `T.end < S.start` (`T` an `ok`
+/// transaction: an unknown outcome has no known end), through a chain of
 /// time nodes: `T → A[rank of T.end]`, `A[i] → A[i+1]`, and
 /// `A[last end before S.start] → S`.
 fn add_realtime(ix: &Index, e: &mut Edges) {
     let h = ix.history;
     let mut ends: Vec<(u64, u32)> = ix
         .committed_txns()
+        // An `info` transaction may have committed after its client gave
+        // up, so its end orders nothing.
+        .filter(|&t| h.txns[t as usize].status == history::Status::Ok)
         .filter_map(|t| h.txns[t as usize].end.map(|x| (x, t)))
         .collect();
     if ends.is_empty() {

@@ -9,10 +9,11 @@
 //! version order.
 //!
 //! What counts as committed: `ok` transactions, and `info` transactions
-//! whose writes a committed transaction observed (they must have committed).
+//! whose writes an `ok` transaction observed (they must have committed).
 //! An unobserved `info` transaction is treated as aborted, which can only
-//! remove constraints, never add an anomaly. Only committed transactions'
-//! reads are evidence: an aborted transaction's reads constrain nothing.
+//! remove constraints, never add an anomaly. Only `ok` transactions' reads
+//! are evidence: an aborted transaction's reads constrain nothing, and an
+//! `info` transaction's reads tell nothing (DESIGN §3).
 
 use rustc_hash::FxHashMap;
 
@@ -257,6 +258,11 @@ impl<'h> Index<'h> {
             first_read.clear();
             nonrep_reported.clear();
             let t32 = t as u32;
+            // The reads of an `info` transaction tell nothing (DESIGN §3):
+            // its outcome, and so what it saw, is unknown.
+            if txn.status == Status::Info {
+                continue;
+            }
             for (o, op) in txn.ops.iter().enumerate() {
                 let o32 = o as u32;
                 match op {

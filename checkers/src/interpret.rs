@@ -108,8 +108,12 @@ pub fn sub_history(ix: &Index, set: &[u32]) -> History {
             ..orig.clone()
         };
         // Committed in the whole history: keep it committed here.
-        if ix.committed[t as usize] {
+        if ix.committed[t as usize] && x.status != Status::Ok {
+            // An observed `info` transaction committed, but when is unknown
+            // (its end orders nothing) and its reads tell nothing.
             x.status = Status::Ok;
+            x.end = None;
+            x.ops.retain(|o| !o.is_read());
         }
         txns.push(x);
     }

@@ -39,6 +39,9 @@ pub fn list_orders(ix: &Index) -> ListOrders {
     let mut reads: Vec<(u32, u32, u32, &[Value])> = Vec::new();
     for t in ix.committed_txns() {
         let txn = &h.txns[t as usize];
+        if txn.status != Status::Ok {
+            continue; // an `info` transaction's reads tell nothing
+        }
         for (o, op) in txn.ops.iter().enumerate() {
             let Op::ReadList {
                 key,

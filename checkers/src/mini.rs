@@ -30,6 +30,13 @@ pub struct Divergence {
 pub fn not_mini(ix: &Index) -> Option<String> {
     for t in ix.committed_txns() {
         let txn = &ix.history.txns[t as usize];
+        if txn.status == history::Status::Info && !txn.is_read_only() {
+            // Its reads tell nothing, so its writes are blind.
+            return Some(format!(
+                "transaction {} has an unknown outcome, so its writes count as blind",
+                txn.id
+            ));
+        }
         let (mut reads, mut writes) = (0, 0);
         for (i, op) in txn.ops.iter().enumerate() {
             match op {

@@ -102,6 +102,7 @@ impl Constraints {
                 let (ta, tb) = (&h.txns[a], &h.txns[b]);
                 let so = level.uses_sessions() && ta.session == tb.session && a < b;
                 let rt = level.uses_real_time()
+                    && ta.status == Status::Ok
                     && matches!((ta.end, tb.start), (Some(e), Some(s)) if e < s);
                 if so || rt {
                     before.push((a, b));
@@ -120,11 +121,14 @@ impl Constraints {
 type Store = HashMap<Key, Value>;
 
 /// Runs transaction `t` against `snapshot`: true when every read returns what
-/// it should. Returns the writes to install.
+/// it should (an `info` transaction's reads tell nothing). Returns the
+/// writes to install.
 fn run(h: &History, t: usize, snapshot: &Store) -> Option<Vec<(Key, Value)>> {
     let mut own: HashMap<Key, Value> = HashMap::new();
+    let reads_count = h.txns[t].status == Status::Ok;
     for op in &h.txns[t].ops {
         match op {
+            Op::Read { .. } if !reads_count => {}
             Op::Read { key, value } => {
                 let expect = own.get(key).or_else(|| snapshot.get(key)).copied();
                 if expect != *value {
@@ -337,7 +341,8 @@ fn read_events(h: &History, inc: &[bool]) -> Option<Vec<Vec<ReadEvent>>> {
     }
     let mut out = vec![Vec::new(); h.txns.len()];
     for (t, txn) in h.txns.iter().enumerate() {
-        if !inc[t] {
+        // An `info` transaction's reads tell nothing.
+        if !inc[t] || txn.status != Status::Ok {
             continue;
         }
         let mut own: HashMap<Key, Value> = HashMap::new();

@@ -377,6 +377,9 @@ impl<'a> Ctx<'a> {
     fn events(&self, t: u32, own: &mut impl OwnKeys, out: &mut Vec<Ev>) {
         out.clear();
         let ix = self.ix;
+        if ix.history.txns[t as usize].status != Status::Ok {
+            return; // an `info` transaction's reads tell nothing
+        }
         for (o, op) in ix.history.txns[t as usize].ops.iter().enumerate() {
             let o = o as u32;
             let mut push = |key: u32, value: Option<Value>, own: &dyn OwnKeys| {

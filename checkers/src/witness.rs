@@ -64,6 +64,7 @@ pub fn serial_order(ix: &Index, orders: Orders) -> Option<Vec<u32>> {
     if orders.realtime {
         by_end = committed
             .iter()
+            .filter(|&&t| h.txns[t as usize].status == history::Status::Ok)
             .filter_map(|&t| h.txns[t as usize].end.map(|e| (e, t)))
             .collect();
         by_end.sort_unstable();

@@ -545,6 +545,9 @@ fn full_saturation(h: &History, l: Level) -> bool {
                   // Read events (op, key, writer) of each committed transaction.
     let mut events: Vec<Vec<(usize, Key, usize)>> = vec![Vec::new(); n];
     for t in ix.committed_txns() {
+        if h.txns[t as usize].status != history::Status::Ok {
+            continue; // an `info` transaction's reads tell nothing
+        }
         let mut own: Vec<Key> = Vec::new();
         for (o, op) in h.txns[t as usize].ops.iter().enumerate() {
             match op {

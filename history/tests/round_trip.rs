@@ -86,30 +86,37 @@ fn register_history(rng: &mut Rng) -> History {
 type Committed = Vec<(u64, u64, Vec<Op>)>;
 
 fn text_view(h: &History) -> (Committed, BTreeMap<u64, Vec<Op>>) {
-    let observed: Vec<(Key, i64)> = h
+    // Committed: ok, and info whose write an ok transaction read.
+    let committed_flag: Vec<bool> = h
         .txns
         .iter()
-        .flat_map(|t| &t.ops)
-        .filter_map(|o| match o {
-            Op::Read {
-                key,
-                value: Some(v),
-            } => Some((key.clone(), *v)),
-            _ => None,
+        .enumerate()
+        .map(|(i, t)| {
+            t.status == Status::Ok
+                || (t.status == Status::Info
+                    && h.txns.iter().enumerate().any(|(j, u)| {
+                        j != i
+                            && u.status == Status::Ok
+                            && u.ops.iter().any(|o| match o {
+                                Op::Read {
+                                    key,
+                                    value: Some(v),
+                                } => t.ops.iter().any(|w| w.written() == Some((key, *v))),
+                                _ => false,
+                            })
+                    }))
         })
         .collect();
     let mut committed = Vec::new();
     let mut aborted: BTreeMap<u64, Vec<Op>> = BTreeMap::new();
-    for t in &h.txns {
+    for (i, t) in h.txns.iter().enumerate() {
         let writes: Vec<Op> = t.ops.iter().filter(|o| !o.is_read()).cloned().collect();
-        let seen = writes.iter().any(|o| {
-            o.written()
-                .is_some_and(|(k, v)| observed.contains(&(k.clone(), v)))
-        });
-        match t.status {
-            Status::Ok => committed.push((t.id, t.session, t.ops.clone())),
-            Status::Info if seen => committed.push((t.id, t.session, writes)),
-            _ => aborted.entry(t.session).or_default().extend(writes),
+        if t.status == Status::Ok {
+            committed.push((t.id, t.session, t.ops.clone()));
+        } else if committed_flag[i] {
+            committed.push((t.id, t.session, writes));
+        } else {
+            aborted.entry(t.session).or_default().extend(writes);
         }
     }
     aborted.retain(|_, w| !w.is_empty());

@@ -214,29 +214,51 @@ fn unrepresentable(t: &Txn, reason: String) -> ExportError {
     }
 }
 
+/// Which transactions committed: `ok` ones, and `info` ones whose write an
+/// `ok` transaction read (an `info` transaction's reads tell nothing).
+fn committed_set(h: &History) -> Vec<bool> {
+    let mut writer: FxHashMap<(&Key, i64), usize> = FxHashMap::default();
+    for (i, t) in h.txns.iter().enumerate() {
+        for op in &t.ops {
+            if let Some((k, v)) = op.written() {
+                writer.entry((k, v)).or_insert(i);
+            }
+        }
+    }
+    let mut committed: Vec<bool> = h.txns.iter().map(|t| t.status == Status::Ok).collect();
+    for (i, t) in h.txns.iter().enumerate() {
+        if t.status != Status::Ok {
+            continue;
+        }
+        for op in &t.ops {
+            if let Op::Read {
+                key,
+                value: Some(v),
+            } = op
+            {
+                if let Some(&w) = writer.get(&(key, *v)) {
+                    if w != i && h.txns[w].status == Status::Info {
+                        committed[w] = true;
+                    }
+                }
+            }
+        }
+    }
+    committed
+}
+
 /// Writes a history in the text format (see the module doc for how
 /// statuses map). What the format cannot carry: times, errors, `kind`,
 /// `dbts`, reads of failed and unknown transactions, empty transactions,
 /// and the grouping of a session's aborted writes into transactions (they
 /// come back as one failed transaction per session).
 pub fn write<W: Write>(h: &History, mut out: W) -> Result<(), ExportError> {
-    // Writes that some read observes decide the fate of `info` transactions.
-    let mut observed: FxHashSet<(i64, i64)> = FxHashSet::default();
-    if h.txns.iter().any(|t| t.status == Status::Info) {
-        for t in &h.txns {
-            for op in &t.ops {
-                if let Op::Read {
-                    key: Key::Int(k),
-                    value: Some(v),
-                } = op
-                {
-                    observed.insert((*k, *v));
-                }
-            }
-        }
-    }
+    // An `info` transaction counts as committed when a committed
+    // transaction other than itself read its write (to a fixpoint), as the
+    // checkers decide; committed ones keep their reads.
+    let committed = committed_set(h);
     let mut line = String::with_capacity(64);
-    for t in &h.txns {
+    for (ti, t) in h.txns.iter().enumerate() {
         let txn_no = i64::try_from(t.id)
             .map_err(|_| unrepresentable(t, format!("id {} is beyond 2^63", t.id)))?;
         if t.session > i64::MAX as u64 {
@@ -281,11 +303,7 @@ pub fn write<W: Write>(h: &History, mut out: W) -> Result<(), ExportError> {
                 }
             }
         }
-        let committed = match t.status {
-            Status::Ok => true,
-            Status::Fail => false,
-            Status::Info => ops.iter().any(|&(w, k, v)| w && observed.contains(&(k, v))),
-        };
+        let committed = committed[ti];
         for (w, k, v) in ops {
             if !w && t.status != Status::Ok {
                 continue; // the reads of failed and unknown transactions tell nothing
