@@ -141,3 +141,70 @@ fn an_unreachable_postgres_fails_fast_without_showing_the_password() {
         "no empty run folder"
     );
 }
+
+/// A write skew over blind writes: only the solver (or pruning) decides it.
+const BLIND: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":9,"ops":[["w",1,10],["w",2,20]]}
+{"id":1,"session":1,"status":"ok","start":2,"end":9,"ops":[["w",1,11],["w",2,21]]}
+{"id":2,"session":2,"status":"ok","start":3,"end":9,"ops":[["r",1,11],["r",2,20]]}
+"#;
+
+#[test]
+fn dot_output_draws_each_counterexample() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "lost.jsonl", LOST_UPDATE);
+    let dot = dir.path().join("out.dot");
+    let o = harness(&[
+        "check",
+        &bad,
+        "--level",
+        "si",
+        "--dot",
+        &dot.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(text.starts_with("digraph anomaly {"), "{text}");
+    assert!(
+        text.contains("T0 -> T1") || text.contains("T1 -> T0"),
+        "{text}"
+    );
+    assert!(text.contains("lost update"), "{text}");
+}
+
+#[test]
+fn a_check_out_of_time_is_unknown_not_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "blind.jsonl", BLIND);
+    // With the guesses off and no time at all, nothing can be decided.
+    let o = harness(&[
+        "check",
+        &p,
+        "--level",
+        "ser",
+        "--no-witness",
+        "--timeout",
+        "1ns",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("ser: unknown"), "{}", stdout(&o));
+    // With time, the same history is refuted.
+    let o = harness(&["check", &p, "--level", "ser", "--no-witness"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+#[test]
+fn convert_round_trips_through_text_and_edn() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "lost.jsonl", LOST_UPDATE);
+    for (to, name) in [("text", "h.txt"), ("elle-edn", "h.edn")] {
+        let out = dir.path().join(name).display().to_string();
+        let o = harness(&["convert", &src, &out, "--to", to]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = harness(&["check", &out, "--level", "si"]);
+        assert_eq!(o.status.code(), Some(1), "{to}: {}", stdout(&o));
+        assert!(stdout(&o).contains("lost update"), "{to}: {}", stdout(&o));
+    }
+    let o = harness(&["convert", &src, "/nonexistent/dir/x.txt", "--to", "text"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+}

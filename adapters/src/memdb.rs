@@ -29,8 +29,8 @@
 //!   transactions commit without validation (serializable, not strict);
 //!   the read bugs below also skip validation of read-only transactions,
 //!   so that `ser` shows them too;
-//! * `fractured-read`: read-only transactions read each key at the latest
-//!   version at the time of the read;
+//! * `fractured-read`: read-only transactions read their first key at a
+//!   snapshot a few commits old and every later key at the latest version;
 //! * `long-fork`: read-only transactions see even keys and odd keys at two
 //!   different points of the commit order;
 //! * `aborted-read`: some writers publish their writes before committing,
@@ -175,6 +175,11 @@ struct State {
     data: BTreeMap<(Table, i64), Vec<Version>>,
     /// Uncommitted writes published by the aborted-read bug.
     dirty: BTreeMap<(Table, i64), Val>,
+    /// Per commit (index ts - 1), the parities of the keys it touched
+    /// (bit 0 even, bit 1 odd): the long-fork bug splits a reader's view
+    /// only across commits that touched one parity each, so that it makes
+    /// long forks and not fractured reads.
+    parities: Vec<u8>,
 }
 
 impl State {
@@ -220,6 +225,7 @@ impl MemDb {
             db: Arc::clone(self),
             rng: ChaCha8Rng::seed_from_u64(self.seed ^ session.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             txn: None,
+            seen: 0,
         }
     }
 }
@@ -228,7 +234,7 @@ impl MemDb {
 struct MemTxn {
     level: MemLevel,
     snapshot: u64,
-    /// Second snapshot for odd keys (long-fork bug).
+    /// Second snapshot: for odd keys (long-fork bug), or for the first read (fractured-read bug).
     odd_snapshot: u64,
     writes: BTreeMap<(Table, i64), Val>,
     reads: Vec<(Table, i64)>,
@@ -244,6 +250,9 @@ pub struct MemConn {
     db: Arc<MemDb>,
     rng: ChaCha8Rng,
     txn: Option<MemTxn>,
+    /// The newest commit this session has seen: no bug lets it read older
+    /// (the bugs break atomicity or isolation, not session guarantees).
+    seen: u64,
 }
 
 fn abort(msg: &str) -> DbError {
@@ -282,7 +291,9 @@ impl MemConn {
             }
         }
         let read_only = t.writes.is_empty();
-        let ts = if t.level == MemLevel::ReadCommitted
+        let ts = if db.bug == Some(Bug::FracturedRead) && read_only && t.reads.is_empty() {
+            t.odd_snapshot
+        } else if t.level == MemLevel::ReadCommitted
             || (db.bug == Some(Bug::FracturedRead) && read_only)
         {
             st.clock
@@ -292,6 +303,7 @@ impl MemConn {
             t.snapshot
         };
         t.reads.push(k);
+        self.seen = self.seen.max(ts);
         Ok(st.at(k, ts).cloned())
     }
 
@@ -336,8 +348,22 @@ impl Conn for MemConn {
         let (mut snapshot, mut odd_snapshot) = (clock, clock);
         match self.db.bug {
             Some(Bug::StaleRead) => snapshot = clock.saturating_sub(self.rng.random_range(0..4u64)),
+            // The first read of a reader uses this older view.
+            Some(Bug::FracturedRead) => {
+                odd_snapshot = clock
+                    .saturating_sub(self.rng.random_range(1..4u64))
+                    .max(self.seen)
+            }
             Some(Bug::LongFork) => {
-                let lag = self.rng.random_range(0..3u64);
+                let st = self.db.state.lock().expect("memdb lock");
+                let one_parity = st
+                    .parities
+                    .iter()
+                    .rev()
+                    .take(8)
+                    .take_while(|&&p| p != 3)
+                    .count() as u64;
+                let lag = self.rng.random_range(0..8u64).min(one_parity);
                 if self.rng.random_bool(0.5) {
                     snapshot = clock.saturating_sub(lag);
                 } else {
@@ -457,6 +483,7 @@ impl Conn for MemConn {
         let t = self.txn.take().ok_or_else(no_txn)?;
         let db = Arc::clone(&self.db);
         let mut st = db.state.lock().expect("memdb lock");
+        self.seen = st.clock;
         if t.dirty {
             for k in t.writes.keys() {
                 st.dirty.remove(k);
@@ -514,6 +541,15 @@ impl Conn for MemConn {
             }
         }
         if !t.writes.is_empty() {
+            if bug == Some(Bug::LongFork) {
+                let parity = |k: &(Table, i64)| 1u8 << (k.1.rem_euclid(2));
+                let touched = t
+                    .reads
+                    .iter()
+                    .chain(t.writes.keys())
+                    .fold(0, |m, k| m | parity(k));
+                st.parities.push(touched);
+            }
             st.clock += 1;
             let ts = st.clock;
             let mut writes = t.writes;
@@ -529,6 +565,7 @@ impl Conn for MemConn {
                 st.data.entry(k).or_default().push(Version { ts, val: v });
             }
         }
+        self.seen = st.clock;
         Ok(())
     }
 

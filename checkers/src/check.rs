@@ -37,6 +37,7 @@ struct Outcome {
 /// Checks a history against a level.
 pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let t0 = Instant::now();
+    crate::polygraph::reset_work();
     let ix = Index::new(h);
     let stats = stats(&ix);
     let out = decide(&ix, level, opts, true, t0);
@@ -96,6 +97,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         fails,
         satisfies,
         stats,
+        constraints: crate::polygraph::work(),
         elapsed_ms: t0.elapsed().as_millis() as u64,
     }
 }

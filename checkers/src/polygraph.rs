@@ -33,6 +33,22 @@ use crate::depgraph::{add_wr_edges, map_edge, Dep, Edges, Label, Model, Orders, 
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
 
+thread_local! {
+    static BUILT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many constraints this thread has built since [`reset_work`]: the
+/// checker's measure of search effort (0 when every version order was
+/// known), reported with each check.
+pub fn work() -> u64 {
+    BUILT.with(|b| b.get())
+}
+
+/// Starts counting [`work`] afresh.
+pub fn reset_work() {
+    BUILT.with(|b| b.set(0));
+}
+
 /// One node-level edge.
 pub type NodeEdge = (u32, u32, Label);
 
@@ -328,6 +344,7 @@ impl Polygraph {
                 &mut b, model, &writers, &unplaced, &readers, &span, &mut known,
             );
         }
+        BUILT.with(|b| b.set(b.get() + constraints.len() as u64));
         pending.sort_by_key(|p| (p.0, p.1));
         let mut side_edges: Vec<NodeEdge> = Vec::with_capacity(pending.len());
         let mut i = 0;

@@ -171,6 +171,9 @@ pub struct Report {
     /// Levels the history is shown to satisfy.
     pub satisfies: Vec<Level>,
     pub stats: HistoryStats,
+    /// Write-order constraints the check had to build (0 when every
+    /// version order was known): a measure of its search effort.
+    pub constraints: u64,
     /// Milliseconds the check took.
     pub elapsed_ms: u64,
 }
