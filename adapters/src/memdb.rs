@@ -226,6 +226,7 @@ impl MemDb {
             rng: ChaCha8Rng::seed_from_u64(self.seed ^ session.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             txn: None,
             seen: 0,
+            committed: None,
         }
     }
 }
@@ -253,6 +254,8 @@ pub struct MemConn {
     /// The newest commit this session has seen: no bug lets it read older
     /// (the bugs break atomicity or isolation, not session guarantees).
     seen: u64,
+    /// The timestamps of the last commit, reported as its `dbts`.
+    committed: Option<history::DbTs>,
 }
 
 fn abort(msg: &str) -> DbError {
@@ -269,6 +272,22 @@ fn no_txn() -> DbError {
         code: "MEMDB_NO_TXN".into(),
         message: "no transaction in progress".into(),
     }
+}
+
+/// The `dbts` of a transaction that read at its snapshot, as TiDB reports
+/// them: a commit at `ts` is visible to snapshots from `ts` on, so starts
+/// and commits are interleaved on one odd/even scale (start `2s+1` sees
+/// commits `2c` with `c <= s`). Read committed reads at no one snapshot,
+/// and the read bugs read around theirs: those get none.
+fn snapshot_dbts(t: &MemTxn, bug: Option<Bug>, commit: u64) -> Option<history::DbTs> {
+    let reads_elsewhere = matches!(
+        bug,
+        Some(Bug::FracturedRead) | Some(Bug::LongFork) | Some(Bug::AbortedRead)
+    );
+    (t.level != MemLevel::ReadCommitted && !reads_elsewhere).then(|| history::DbTs {
+        start: 2 * t.snapshot + 1,
+        commit: (!t.writes.is_empty()).then_some(2 * commit),
+    })
 }
 
 impl MemConn {
@@ -484,6 +503,7 @@ impl Conn for MemConn {
         let db = Arc::clone(&self.db);
         let mut st = db.state.lock().expect("memdb lock");
         self.seen = st.clock;
+        self.committed = None;
         if t.dirty {
             for k in t.writes.keys() {
                 st.dirty.remove(k);
@@ -540,6 +560,7 @@ impl Conn for MemConn {
                 }
             }
         }
+        self.committed = snapshot_dbts(&t, bug, st.clock + 1);
         if !t.writes.is_empty() {
             if bug == Some(Bug::LongFork) {
                 let parity = |k: &(Table, i64)| 1u8 << (k.1.rem_euclid(2));
@@ -572,6 +593,10 @@ impl Conn for MemConn {
     async fn rollback(&mut self) -> Result<(), DbError> {
         self.end();
         Ok(())
+    }
+
+    async fn committed_dbts(&mut self) -> Option<history::DbTs> {
+        self.committed.take()
     }
 
     async fn close(&mut self) {

@@ -32,6 +32,8 @@ struct Outcome {
     /// Levels shown failed by anomalies whose edges are all forced.
     also_fails: Vec<Level>,
     notes: Vec<String>,
+    /// When the verdict was known, before any shrinking.
+    decided: std::time::Duration,
 }
 
 /// Checks a history against a level.
@@ -98,6 +100,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         satisfies,
         stats,
         constraints: crate::polygraph::work(),
+        decided_ms: out.decided.as_millis() as u64,
         elapsed_ms: t0.elapsed().as_millis() as u64,
     }
 }
@@ -126,6 +129,7 @@ fn decide(
 ) -> Outcome {
     let mut anomalies = Vec::new();
     let mut also_fails = Vec::new();
+    let mut decided = None;
     let list_findings = if ix.history.has_lists() {
         crate::lists::list_orders(ix).findings
     } else {
@@ -204,6 +208,7 @@ fn decide(
                     // Shrinking is a nicety: give it a bounded share of time,
                     // in proportion to what deciding took.
                     let spent = started.elapsed();
+                    decided = Some(spent);
                     let budget = Instant::now() + (2 * spent).clamp(MINIMIZE_FOR / 6, MINIMIZE_FOR);
                     let until = Some(deadline.map_or(budget, |d| d.min(budget)));
                     match counterexample(ix, level, &seed, until) {
@@ -235,6 +240,7 @@ fn decide(
         anomalies,
         also_fails,
         notes,
+        decided: decided.unwrap_or_else(|| started.elapsed()),
     }
 }
 

@@ -420,7 +420,8 @@ fn add_timestamps(ix: &Index, e: &mut Edges) {
         let commit = ts.commit.unwrap_or(ts.start);
         match e.model {
             Model::Si => {
-                // At equal timestamps a commit is visible to a begin.
+                // At equal timestamps the begin comes first: a commit is
+                // visible only to snapshots taken after it.
                 events.push((ts.start, 1, e.node(t, false)));
                 events.push((commit.max(ts.start), 2, e.node(t, true)));
             }

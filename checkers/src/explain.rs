@@ -149,21 +149,35 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             ),
         ),
         Dep::Ts => {
-            let ts = |t: u32| h.txns[t as usize].dbts;
-            let (a, b) = (ts(from), ts(to));
-            (
-                EdgeKind::Ts,
-                None,
-                format!(
-                    "the database's timestamps order {} (start {}, commit {}) before {} (start {}, commit {})",
-                    tn(ix, from),
-                    a.map_or("?".into(), |d| d.start.to_string()),
-                    a.and_then(|d| d.commit).map_or("-".into(), |c| c.to_string()),
-                    tn(ix, to),
-                    b.map_or("?".into(), |d| d.start.to_string()),
-                    b.and_then(|d| d.commit).map_or("-".into(), |c| c.to_string()),
-                ),
-            )
+            // A timestamp edge joins two of the database's events (begins,
+            // which take the snapshot, and commits); say the strongest
+            // order the timestamps show, which implies the one used.
+            let ts = |t: u32| {
+                h.txns[t as usize]
+                    .dbts
+                    .map(|d| (d.start, d.commit.unwrap_or(d.start)))
+            };
+            let (f, t) = (tn(ix, from), tn(ix, to));
+            let reason = match (ts(from), ts(to)) {
+                (Some((_, fc)), Some((ts, _))) if fc < ts => {
+                    format!(
+                        "the database committed {f} at {fc}, before {t} took its snapshot at {ts}"
+                    )
+                }
+                (Some((_, fc)), Some((_, tc))) if fc < tc => {
+                    format!("the database committed {f} at {fc}, before {t} at {tc}")
+                }
+                (Some((fs, _)), Some((_, tc))) if fs <= tc => {
+                    format!(
+                        "{f} took its snapshot at {fs}, before the database committed {t} at {tc}"
+                    )
+                }
+                (Some((fs, _)), Some((ts, _))) => {
+                    format!("{f} took its snapshot at {fs}, before {t} took its own at {ts}")
+                }
+                _ => format!("the database's timestamps order {f} before {t}"),
+            };
+            (EdgeKind::Ts, None, reason)
         }
         Dep::Rt | Dep::RtChain | Dep::Internal => {
             let end = h.txns[from as usize].end.unwrap_or(0);

@@ -243,6 +243,12 @@ impl Polygraph {
                     }
                 }
             };
+        // With timestamps the chains are commit orders, else list orders.
+        let chain_why = if orders.timestamps {
+            Why::DbTs
+        } else {
+            Why::ListOrder
+        };
         for (k, ws) in writers.iter().enumerate() {
             let k = k as u32;
             // Reading the initial version precedes every writer.
@@ -257,15 +263,11 @@ impl Polygraph {
             // of the writers it names; the others come after all of them.
             if let Some(chain) = chains.get(&k) {
                 for w in chain.windows(2) {
-                    side_edges(k, w[0], w[1], Why::ListOrder, &mut |x, y, l| {
-                        push_known(x, y, l)
-                    });
+                    side_edges(k, w[0], w[1], chain_why, &mut |x, y, l| push_known(x, y, l));
                 }
                 if let Some(&last) = chain.last() {
                     for &u in &unplaced[&k] {
-                        side_edges(k, last, u, Why::ListOrder, &mut |x, y, l| {
-                            push_known(x, y, l)
-                        });
+                        side_edges(k, last, u, chain_why, &mut |x, y, l| push_known(x, y, l));
                     }
                 }
             }

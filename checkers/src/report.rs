@@ -174,6 +174,9 @@ pub struct Report {
     /// Write-order constraints the check had to build (0 when every
     /// version order was known): a measure of its search effort.
     pub constraints: u64,
+    /// Milliseconds until the verdict was known (the rest of `elapsed_ms`
+    /// went into shrinking counterexamples and placing the other levels).
+    pub decided_ms: u64,
     /// Milliseconds the check took.
     pub elapsed_ms: u64,
 }

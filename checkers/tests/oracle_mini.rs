@@ -62,3 +62,64 @@ fn mini_checks_agree_with_the_oracle() {
         assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", LEVELS[li]);
     }
 }
+
+/// On mini-transaction histories too big for the oracle, the linear-time
+/// checks and the general (polygraph) checker must give the same verdicts.
+#[test]
+fn mini_checks_agree_with_the_general_checker() {
+    use checkers::general::{check_general, General, GeneralOptions};
+    use checkers::index::Index;
+    use checkers::lattice::forbids;
+    use checkers::Scope;
+
+    let cfg = GenConfig {
+        max_txns: 30,
+        sessions: 4,
+        keys: 3,
+        mini: true,
+        p_wild: 0.03,
+        p_info: 0.02,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x0151);
+    let mut seen = [[0usize; 2]; 6];
+    let mut other_method = 0;
+    for i in 0..1500 {
+        let h = random_history(&mut rng, &cfg);
+        let ix = Index::new(&h);
+        for (li, &l) in LEVELS.iter().enumerate() {
+            let rep = check(&h, l, &CheckOptions::default());
+            if rep.method != "mini-transaction" {
+                // A committed `info` writer (or a non-cyclic anomaly found
+                // first) sends the history elsewhere: nothing to compare.
+                other_method += 1;
+                continue;
+            }
+            let mini_ok = match rep.verdict {
+                Verdict::Ok => true,
+                Verdict::Anomalous => false,
+                Verdict::Unknown => panic!("history {i}: unknown at {l}"),
+            };
+            let non_cyclic = ix.findings.iter().any(|f| forbids(l, f.kind, Scope::Item));
+            let general_ok = !non_cyclic
+                && match check_general(&ix, l, &GeneralOptions::default()) {
+                    General::Ok { .. } => true,
+                    General::Forced { .. } | General::Refuted { .. } => false,
+                    other => panic!("history {i} at {l}: general check undecided: {other:?}"),
+                };
+            assert_eq!(
+                mini_ok,
+                general_ok,
+                "history {i} at {l}: mini says {mini_ok}, general says {general_ok}\n{}",
+                to_jsonl_string(&h)
+            );
+            seen[li][usize::from(mini_ok)] += 1;
+        }
+    }
+    eprintln!("{other_method} (history, level) pairs went to another method");
+    assert!(other_method < 1500 * 6 / 4, "{other_method}");
+    for (li, s) in seen.iter().enumerate() {
+        eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
+        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", LEVELS[li]);
+    }
+}
