@@ -30,6 +30,8 @@ pub enum Command {
     Campaign(crate::campaign::CampaignArgs),
     /// Compare two campaign summaries and flag regressions.
     Compare(crate::compare::CompareArgs),
+    /// Rebuild the HTML report (and DOT drawings) of a run folder.
+    Report(crate::report::ReportArgs),
 }
 
 /// The databases `--db` accepts.
@@ -249,6 +251,7 @@ pub fn main() -> ExitCode {
         Command::Convert(a) => crate::check_cmd::convert(a),
         Command::Campaign(a) => crate::campaign::command(a),
         Command::Compare(a) => crate::compare::command(a),
+        Command::Report(a) => crate::report::command(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -173,11 +173,14 @@ pub struct Report {
     pub stats: HistoryStats,
     /// Write-order constraints the check had to build (0 when every
     /// version order was known): a measure of its search effort.
+    #[serde(default)]
     pub constraints: u64,
     /// Milliseconds until the verdict was known (the rest of `elapsed_ms`
     /// went into shrinking counterexamples and placing the other levels).
+    #[serde(default)]
     pub decided_ms: u64,
     /// Milliseconds the check took.
+    #[serde(default)]
     pub elapsed_ms: u64,
 }
 

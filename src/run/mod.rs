@@ -287,6 +287,10 @@ pub fn command(args: RunArgs) -> Result<u8> {
         &h.faults,
         phase.end_check.as_ref(),
     )?;
+    // The HTML report and the DOT drawings; the verdict stands without them.
+    if let Err(e) = crate::report::write(&dir, &h) {
+        eprintln!("warning: {e:#}");
+    }
     print_summary(&report, &st, &phase, &history_path, &report_path, seed);
     if let Some(e) = &args.expect {
         let (met, why) = e.judge(report.verdict, &report.anomaly_counts);
