@@ -53,7 +53,7 @@ fn every_bug_is_caught_where_it_is_forbidden() {
         ("write-skew", "6", &["ser"]),
         ("stale-read", "6", &["sser", "strong-si"]),
         ("fractured-read", "6", &["ra", "si", "ser"]),
-        ("long-fork", "4", &["si", "ser"]),
+        ("long-fork", "2", &["si", "ser"]),
         ("aborted-read", "6", &["rc", "si", "ser"]),
     ];
     for (bug, keys, levels) in cases {

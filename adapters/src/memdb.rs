@@ -251,8 +251,9 @@ pub struct MemConn {
     db: Arc<MemDb>,
     rng: ChaCha8Rng,
     txn: Option<MemTxn>,
-    /// The newest commit this session has seen: no bug lets it read older
-    /// (the bugs break atomicity or isolation, not session guarantees).
+    /// The newest commit this session has seen: the fractured-read and
+    /// long-fork bugs never read older (they break atomicity, not session
+    /// guarantees; stale reads are the stale-read bug's job).
     seen: u64,
     /// The timestamps of the last commit, reported as its `dbts`.
     committed: Option<history::DbTs>,
@@ -382,11 +383,12 @@ impl Conn for MemConn {
                     .take(8)
                     .take_while(|&&p| p != 3)
                     .count() as u64;
-                let lag = self.rng.random_range(0..8u64).min(one_parity);
+                // As far back as the split stays a long fork.
+                let older = clock.saturating_sub(one_parity).max(self.seen);
                 if self.rng.random_bool(0.5) {
-                    snapshot = clock.saturating_sub(lag);
+                    snapshot = older;
                 } else {
-                    odd_snapshot = clock.saturating_sub(lag);
+                    odd_snapshot = older;
                 }
             }
             _ => {}
@@ -502,7 +504,6 @@ impl Conn for MemConn {
         let t = self.txn.take().ok_or_else(no_txn)?;
         let db = Arc::clone(&self.db);
         let mut st = db.state.lock().expect("memdb lock");
-        self.seen = st.clock;
         self.committed = None;
         if t.dirty {
             for k in t.writes.keys() {
@@ -585,8 +586,8 @@ impl Conn for MemConn {
             for (k, v) in writes {
                 st.data.entry(k).or_default().push(Version { ts, val: v });
             }
+            self.seen = ts;
         }
-        self.seen = st.clock;
         Ok(())
     }
 

@@ -404,7 +404,11 @@ fn print_summary(
     debug_assert_eq!(phase.recorded.txns, o.total);
     let _ = writeln!(s, "seed: {seed}");
     let _ = writeln!(s, "history: {}", history.display());
-    let _ = writeln!(s, "report: {} (and report.html beside it)", report_path.display());
+    let _ = writeln!(
+        s,
+        "report: {} (and report.html beside it)",
+        report_path.display()
+    );
     crate::cli::print_out(&s);
 }
 
