@@ -84,6 +84,18 @@ fn a_run_writes_the_html_report_and_dot_files_and_report_rebuilds_them() {
         assert!(html.contains(&a.title()), "{} is shown", a.title());
         let dot = read(&dir.join(format!("anomaly-{}.dot", i + 1)));
         assert_eq!(dot, checkers::to_dot(a));
+        let svg = read(&dir.join(format!("anomaly-{}.svg", i + 1)));
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("<style>"),
+            "a standalone drawing carries its style"
+        );
+        for t in &a.txns {
+            assert!(svg.contains(&format!(">T{}<", t.id)), "T{} is drawn", t.id);
+        }
     }
     assert!(!dir
         .join(format!("anomaly-{}.dot", check.anomalies.len() + 1))

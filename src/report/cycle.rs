@@ -62,6 +62,25 @@ impl Node {
     }
 }
 
+/// The drawing's style outside the page (the page styles it itself).
+const STANDALONE_STYLE: &str = "text { font-family: sans-serif; font-size: 12px; } \
+ellipse { fill: #f7f7ff; stroke: #446; } \
+.elabel { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }";
+
+/// Draws `a` as an SVG file of its own (`anomaly-N.svg` beside the DOT), so
+/// that it shows without Graphviz.
+pub fn standalone(a: &Anomaly) -> String {
+    let svg = draw(a, "a");
+    match svg.find("<defs>") {
+        Some(i) => format!(
+            "{}<style>{STANDALONE_STYLE}</style>{}\n",
+            &svg[..i],
+            &svg[i..]
+        ),
+        None => svg,
+    }
+}
+
 /// Draws `a` as an `<svg>`; `prefix` makes its marker ids unique in the
 /// page.
 pub fn draw(a: &Anomaly, prefix: &str) -> String {

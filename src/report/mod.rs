@@ -1,5 +1,5 @@
 //! `harness report RUN_DIR`: rebuild a run's `report.html` and the Graphviz
-//! DOT of each counterexample from the run's `history.jsonl` and
+//! DOT and SVG of each counterexample from the run's `history.jsonl` and
 //! `report.json`. `harness run` writes the same files through [`write`].
 
 mod cycle;
@@ -20,7 +20,7 @@ use crate::cli::print_out;
 /// Arguments of `harness report`.
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Writes RUN_DIR/report.html and RUN_DIR/anomaly-N.dot. Exit codes: 0 written; \
+    after_help = "Writes RUN_DIR/report.html and RUN_DIR/anomaly-N.dot and .svg. Exit codes: 0 written; \
 2 the folder, its history.jsonl or its report.json cannot be read."
 )]
 pub struct ReportArgs {
@@ -67,15 +67,16 @@ fn load_report(dir: &Path) -> Result<(Value, checkers::Report)> {
     Ok((run, check))
 }
 
-/// Writes `report.html` and one `anomaly-<n>.dot` per counterexample into
+/// Writes `report.html` and one `anomaly-<n>.dot` and `.svg` per counterexample into
 /// the run folder `dir`, from its `report.json` and its history `h`;
 /// returns the HTML's path.
 pub fn write(dir: &Path, h: &History) -> Result<PathBuf> {
     let (run, check) = load_report(dir)?;
     for (i, a) in check.anomalies.iter().enumerate() {
-        let p = dir.join(format!("anomaly-{}.dot", i + 1));
-        fs::write(&p, checkers::to_dot(a))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        for (ext, text) in [("dot", checkers::to_dot(a)), ("svg", cycle::standalone(a))] {
+            let p = dir.join(format!("anomaly-{}.{ext}", i + 1));
+            fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        }
     }
     let out = dir.join("report.html");
     fs::write(&out, html::render(&run, &check, h))
