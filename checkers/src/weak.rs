@@ -740,19 +740,7 @@ fn rc_edges(
                         };
                         co(b, inits, init_count, w, target, label(x));
                     };
-                    if wk.len() <= touched.len() {
-                        for &x in wk {
-                            if kst[x as usize] == stamp {
-                                hit(x, b);
-                            }
-                        }
-                    } else {
-                        for &x in &touched {
-                            if wk.binary_search(&x).is_ok() {
-                                hit(x, b);
-                            }
-                        }
-                    }
+                    common_keys(wk, &touched, &kst, stamp, |x| hit(x, b));
                 }
                 // The next read of the same key, if from someone else.
                 let k = e.key as usize;
@@ -835,19 +823,7 @@ fn ra_edges(
                         }
                     }
                 };
-                if wk.len() <= keys.len() {
-                    for &x in wk {
-                        if kst[x as usize] == stamp {
-                            hit(x, b);
-                        }
-                    }
-                } else {
-                    for &x in &keys {
-                        if wk.binary_search(&x).is_ok() {
-                            hit(x, b);
-                        }
-                    }
-                }
+                common_keys(wk, &keys, &kst, stamp, |x| hit(x, b));
             }
             for &x in &keys {
                 let xi = x as usize;
@@ -1356,6 +1332,25 @@ fn show_txn(order: &mut Vec<u32>, t: u32) {
 
 /// A cycle of the saturated graph as a counterexample, and the weakest
 /// level it violates.
+/// Calls `f` on each key both in `wk` (a writer's sorted keys) and in
+/// `stamped` (the keys whose `kst` is `stamp`), walking the shorter list:
+/// the saturation loops meet this intersection once per visible writer.
+fn common_keys(wk: &[u32], stamped: &[u32], kst: &[u32], stamp: u32, mut f: impl FnMut(u32)) {
+    if wk.len() <= stamped.len() {
+        for &x in wk {
+            if kst[x as usize] == stamp {
+                f(x);
+            }
+        }
+    } else {
+        for &x in stamped {
+            if wk.binary_search(&x).is_ok() {
+                f(x);
+            }
+        }
+    }
+}
+
 fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
     let ix = cx.ix;
     // Start at a non-session edge, then merge runs of session steps.
