@@ -9,11 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adapters::{Database, DbKind, ErrorClass, OpenOptions, ReadLock};
-use common::{commit, k, list_semantics, plan, r, register_semantics};
+use common::{commit, k, list_semantics, plan, proxy_cutting_commit, r, register_semantics};
 use history::{Level, Op, Status};
 use mysql_async::prelude::Queryable;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use workloads::{Schema, Step};
 
 /// The server the tests use.
@@ -260,42 +258,6 @@ async fn a_concurrent_insert_fails_with_duplicate_key_1062() {
         commit(&mut s, &iso, vec![Step::Read(k(5))]).await,
         vec![r(5, Some(99))]
     );
-}
-
-/// A TCP proxy to the server that drops both sides the moment the client
-/// sends COMMIT, so the client never learns whether it committed.
-async fn proxy_cutting_commit(upstream: (String, u16)) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((downstream, _)) = listener.accept().await {
-            let up = TcpStream::connect((upstream.0.as_str(), upstream.1))
-                .await
-                .unwrap();
-            tokio::spawn(async move {
-                let (mut dr, mut dw) = downstream.into_split();
-                let (mut ur, mut uw) = up.into_split();
-                let back = tokio::spawn(async move {
-                    let _ = tokio::io::copy(&mut ur, &mut dw).await;
-                });
-                let mut buf = vec![0u8; 1 << 16];
-                loop {
-                    let n = match dr.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => n,
-                    };
-                    if buf[..n].windows(6).any(|w| w == b"COMMIT") {
-                        break;
-                    }
-                    if uw.write_all(&buf[..n]).await.is_err() {
-                        break;
-                    }
-                }
-                back.abort();
-            });
-        }
-    });
-    port
 }
 
 #[tokio::test]

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use adapters::{Database, DbKind, ErrorClass, OpenOptions};
 use common::*;
 use history::{Level, Op, Status};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio_postgres::Client;
 use workloads::{Schema, Step};
 
@@ -239,42 +237,6 @@ async fn a_connection_killed_before_commit_fails_and_reconnecting_works() {
         commit(&mut s, &iso, vec![Step::Read(k(9))]).await,
         vec![r(9, None)]
     );
-}
-
-/// A TCP proxy to the server that drops both sides the moment the client
-/// sends COMMIT, so the client never learns whether it committed.
-async fn proxy_cutting_commit(upstream: (String, u16)) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((downstream, _)) = listener.accept().await {
-            let up = TcpStream::connect((upstream.0.as_str(), upstream.1))
-                .await
-                .unwrap();
-            tokio::spawn(async move {
-                let (mut dr, mut dw) = downstream.into_split();
-                let (mut ur, mut uw) = up.into_split();
-                let back = tokio::spawn(async move {
-                    let _ = tokio::io::copy(&mut ur, &mut dw).await;
-                });
-                let mut buf = vec![0u8; 1 << 16];
-                loop {
-                    let n = match dr.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => n,
-                    };
-                    if buf[..n].windows(6).any(|w| w == b"COMMIT") {
-                        break;
-                    }
-                    if uw.write_all(&buf[..n]).await.is_err() {
-                        break;
-                    }
-                }
-                back.abort();
-            });
-        }
-    });
-    port
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use adapters::{Database, Isolation, Outcome, Session};
 use history::{Key, Op, Status};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls};
 use workloads::{Plan, Step};
@@ -253,4 +254,41 @@ where
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A TCP proxy to the server that drops both sides the moment the client
+/// sends COMMIT (as text, in both the PostgreSQL and the MySQL protocol), so
+/// the client never learns whether it committed.
+pub async fn proxy_cutting_commit(upstream: (String, u16)) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((downstream, _)) = listener.accept().await {
+            let up = tokio::net::TcpStream::connect((upstream.0.as_str(), upstream.1))
+                .await
+                .unwrap();
+            tokio::spawn(async move {
+                let (mut dr, mut dw) = downstream.into_split();
+                let (mut ur, mut uw) = up.into_split();
+                let back = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut ur, &mut dw).await;
+                });
+                let mut buf = vec![0u8; 1 << 16];
+                loop {
+                    let n = match dr.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if buf[..n].windows(6).any(|w| w == b"COMMIT") {
+                        break;
+                    }
+                    if uw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+                back.abort();
+            });
+        }
+    });
+    port
 }
