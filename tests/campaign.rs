@@ -66,13 +66,25 @@ fn the_local_campaign_runs_and_reports() {
     ]);
     let root = out.join("local");
     let s = summary(&root.join("summary.json"));
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}\n{s:#}",
-        stdout(&o),
-        stderr(&o)
-    );
+    if o.status.code() != Some(0) {
+        // Keep the histories and show each failed run's log (its
+        // counterexample), so a failure on CI can be studied afterwards.
+        let mut logs = String::new();
+        for r in s["runs"].as_array().into_iter().flatten() {
+            if r["status"] != "passed" {
+                let log = root.join(r["log"].as_str().unwrap_or_default());
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                logs.push_str(&format!("\n== {}:\n{text}", log.display()));
+            }
+        }
+        let kept = dir.keep();
+        panic!(
+            "campaign failed (results kept in {}):\n{}{}{logs}\n{s:#}",
+            kept.display(),
+            stdout(&o),
+            stderr(&o)
+        );
+    }
     let runs = s["runs"].as_array().unwrap();
     assert!(runs.len() >= 6, "{}", runs.len());
     assert_eq!(s["passed"].as_u64(), Some(runs.len() as u64));
