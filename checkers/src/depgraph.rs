@@ -223,26 +223,32 @@ impl DepGraph {
             .unwrap_or(0);
         let mut out: Vec<TxnEdge> = Vec::new();
         let mut rt_source: Option<u32> = None;
+        let mut ts_source: Option<(u32, u32)> = None;
         for i in 0..path.len() {
             let p = path[(start + i) % path.len()];
             match p.label.dep {
                 Dep::Internal | Dep::RtChain => {}
-                Dep::Ts => {
-                    // A run of timestamp steps is one edge.
-                    if let (Some(f), Some(t)) = (self.txn_of(p.from), self.txn_of(p.to)) {
-                        match out.last_mut() {
-                            Some(last) if last.label.dep == Dep::Ts && last.to == f => last.to = t,
-                            _ => out.push(TxnEdge {
-                                from: f,
-                                to: t,
-                                label: p.label,
-                            }),
-                        }
-                        if out.last().is_some_and(|e| e.from == e.to) {
-                            out.pop();
+                Dep::Ts => match (self.txn_of(p.from), self.txn_of(p.to)) {
+                    // Into the time chain, and out of it: one edge.
+                    (Some(f), None) => ts_source = Some((f, p.from)),
+                    (None, Some(t)) => {
+                        if let Some((f, node)) = ts_source.take() {
+                            // A transaction's own commit stamped before its
+                            // snapshot is a cycle of one edge.
+                            if f != t || (node % 2 == 1 && p.to % 2 == 0) {
+                                // Which events the timestamps order: bit 0,
+                                // the source's commit; bit 1, the target's.
+                                let key = (node % 2) | ((p.to % 2) << 1);
+                                out.push(TxnEdge {
+                                    from: f,
+                                    to: t,
+                                    label: Label { key, ..p.label },
+                                });
+                            }
                         }
                     }
-                }
+                    _ => {}
+                },
                 Dep::Rt => match (self.txn_of(p.from), self.txn_of(p.to)) {
                     (Some(f), None) => rt_source = Some(f),
                     (None, Some(t)) => {
@@ -406,32 +412,58 @@ fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
     }
 }
 
-/// The database's timestamp order: every begin at its start timestamp and
-/// every commit at its commit timestamp (a read-only transaction commits at
-/// its start), chained in timestamp order. With commit order as the
-/// version order, a cycle means the reads contradict the timestamps.
+/// The database's snapshot and commit timestamps, in the SI model: every
+/// begin at its start timestamp and every commit at its commit timestamp,
+/// in timestamp order. A commit is visible only to snapshots taken after
+/// it, so at equal timestamps a begin comes first; two events of one kind
+/// at equal timestamps stay unordered. Events are joined through one time
+/// node per distinct (timestamp, kind), so ties order nothing.
+///
+/// Only what the database stated is used: a transaction without `dbts`, or
+/// a commit without a commit timestamp (an `info` transaction, a failed
+/// timestamp query), is placed by black-box reasoning alone. The SER model
+/// gets no events at all: serializability never requires the serial order
+/// to be the commit order; the timestamps only fix each key's version order
+/// ([`crate::general::timestamp_chains`]).
 fn add_timestamps(ix: &Index, e: &mut Edges) {
+    if e.model != Model::Si {
+        return;
+    }
     let h = ix.history;
     let mut events: Vec<(u64, u8, u32)> = Vec::new();
     for t in ix.committed_txns() {
         let Some(ts) = h.txns[t as usize].dbts else {
             continue;
         };
-        let commit = ts.commit.unwrap_or(ts.start);
-        match e.model {
-            Model::Si => {
-                // At equal timestamps the begin comes first: a commit is
-                // visible only to snapshots taken after it.
-                events.push((ts.start, 1, e.node(t, false)));
-                events.push((commit.max(ts.start), 2, e.node(t, true)));
-            }
-            Model::Ser => events.push((commit, 0, t)),
+        events.push((ts.start, 0, e.node(t, false)));
+        if let Some(c) = ts.commit {
+            events.push((c, 1, e.node(t, true)));
         }
+    }
+    if events.is_empty() {
+        return;
     }
     events.sort_unstable();
     let label = Label::plain(Dep::Ts, Why::DbTs);
-    for w in events.windows(2) {
-        e.b.edge(w[0].2, w[1].2, label);
+    let mut prev: Option<u32> = None;
+    let mut i = 0;
+    while i < events.len() {
+        let group = (events[i].0, events[i].1);
+        let node = e.b.add_node();
+        if let Some(p) = prev {
+            e.b.edge(p, node, label);
+        }
+        while i < events.len() && (events[i].0, events[i].1) == group {
+            let v = events[i].2;
+            // The event comes after the previous group and before this
+            // group's node, which precedes every later group.
+            if let Some(p) = prev {
+                e.b.edge(p, v, label);
+            }
+            e.b.edge(v, node, label);
+            i += 1;
+        }
+        prev = Some(node);
     }
 }
 

@@ -149,34 +149,24 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             ),
         ),
         Dep::Ts => {
-            // A timestamp edge joins two of the database's events (begins,
-            // which take the snapshot, and commits); say the strongest
-            // order the timestamps show, which implies the one used.
-            let ts = |t: u32| {
-                h.txns[t as usize]
-                    .dbts
-                    .map(|d| (d.start, d.commit.unwrap_or(d.start)))
-            };
+            // A timestamp edge joins two of the database's events: a begin
+            // (which takes the snapshot) or a commit; the label's key says
+            // which (bit 0: the source's commit, bit 1: the target's).
+            let d = |t: u32| h.txns[t as usize].dbts;
             let (f, t) = (tn(ix, from), tn(ix, to));
-            let reason = match (ts(from), ts(to)) {
-                (Some((_, fc)), Some((ts, _))) if fc < ts => {
-                    format!(
-                        "the database committed {f} at {fc}, before {t} took its snapshot at {ts}"
-                    )
-                }
-                (Some((_, fc)), Some((_, tc))) if fc < tc => {
-                    format!("the database committed {f} at {fc}, before {t} at {tc}")
-                }
-                (Some((fs, _)), Some((_, tc))) if fs <= tc => {
-                    format!(
-                        "{f} took its snapshot at {fs}, before the database committed {t} at {tc}"
-                    )
-                }
-                (Some((fs, _)), Some((ts, _))) => {
-                    format!("{f} took its snapshot at {fs}, before {t} took its own at {ts}")
-                }
-                _ => format!("the database's timestamps order {f} before {t}"),
+            let event = |x: u32, commit: bool, name: &str| match (d(x), commit) {
+                (Some(ts), false) => format!("{name} took its snapshot at {}", ts.start),
+                (Some(ts), true) => match ts.commit {
+                    Some(c) => format!("the database committed {name} at {c}"),
+                    None => format!("{name} committed"),
+                },
+                (None, _) => format!("{name} ran"),
             };
+            let reason = format!(
+                "{}, before {}",
+                event(from, l.key & 1 == 1, &f),
+                event(to, l.key & 2 == 2, &t)
+            );
             (EdgeKind::Ts, None, reason)
         }
         Dep::Rt | Dep::RtChain | Dep::Internal => {

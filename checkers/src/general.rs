@@ -312,8 +312,10 @@ fn time_guided(
     Some(find_cycles(&dg, orders).is_empty())
 }
 
-/// White-box version orders: each key's writers in commit-timestamp order
-/// (writers without a commit timestamp are left to the solver).
+/// White-box version orders: each key's writers in commit-timestamp order.
+/// Writers without a commit timestamp are left to the solver; a key where
+/// two writers share a commit timestamp gets no chain (the tie orders
+/// nothing, and a chain would have to guess).
 pub fn timestamp_chains(ix: &Index) -> rustc_hash::FxHashMap<u32, Vec<u32>> {
     let mut per_key: rustc_hash::FxHashMap<u32, Vec<(u64, u32)>> = Default::default();
     for t in ix.committed_txns() {
@@ -326,9 +328,12 @@ pub fn timestamp_chains(ix: &Index) -> rustc_hash::FxHashMap<u32, Vec<u32>> {
     }
     per_key
         .into_iter()
-        .map(|(k, mut ws)| {
+        .filter_map(|(k, mut ws)| {
             ws.sort_unstable();
-            (k, ws.into_iter().map(|(_, t)| t).collect())
+            if ws.windows(2).any(|p| p[0].0 == p[1].0) {
+                return None;
+            }
+            Some((k, ws.into_iter().map(|(_, t)| t).collect()))
         })
         .collect()
 }

@@ -56,7 +56,7 @@ pub use explain::to_dot;
 pub use report::{Anomaly, EdgeKind, EdgeView, HistoryStats, Report, TxnView, Verdict};
 
 /// Knobs of a check.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CheckOptions {
     /// Give up and answer `unknown` after this long.
     pub timeout: Option<Duration>,
@@ -69,7 +69,25 @@ pub struct CheckOptions {
     /// Skip the cheap guesses (witness, time guidance, local search) and
     /// decide by the complete search alone; for measurements.
     pub skip_witness: bool,
+    /// Told the verdict as soon as it is known, before the other levels
+    /// are placed and the counterexamples shrunk (for progress output).
+    pub on_verdict: Option<OnVerdict>,
 }
+
+impl std::fmt::Debug for CheckOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckOptions")
+            .field("timeout", &self.timeout)
+            .field("max_examples", &self.max_examples)
+            .field("use_dbts", &self.use_dbts)
+            .field("strategy", &self.strategy)
+            .field("skip_witness", &self.skip_witness)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A callback told the requested level's verdict and how long it took.
+pub type OnVerdict = std::sync::Arc<dyn Fn(history::Level, Verdict, Duration) + Send + Sync>;
 
 impl Default for CheckOptions {
     fn default() -> Self {
@@ -79,6 +97,7 @@ impl Default for CheckOptions {
             use_dbts: false,
             strategy: solve::Strategy::Theory,
             skip_witness: false,
+            on_verdict: None,
         }
     }
 }

@@ -30,6 +30,15 @@
 //! `ok` transactions must commit, `fail` ones must not, and each `info`
 //! transaction may go either way. Exponential: only for histories of a
 //! handful of transactions.
+//!
+//! [`satisfies_dbts`] adds what the database's timestamps state (the
+//! white-box check, `--use-dbts`): each key's writers that have commit
+//! timestamps install their versions in commit-timestamp order (SER and SI
+//! families), and, for the SI family only, every stated event of the
+//! schedule sits at its timestamp: a begin at its start timestamp, a commit
+//! at its commit timestamp, begins before commits at equal timestamps.
+//! Serializability does not ask the serial order to be the commit order.
+//! Events without a timestamp are free.
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,6 +47,16 @@ use history::{History, Key, Level, Op, Status, Value};
 /// The oracle's answer for a level it knows; `None` for levels it does not
 /// decide.
 pub fn satisfies(h: &History, level: Level) -> Option<bool> {
+    decide(h, level, false)
+}
+
+/// The oracle's answer when the database's timestamps (`dbts`) count too;
+/// the weak levels do not use them.
+pub fn satisfies_dbts(h: &History, level: Level) -> Option<bool> {
+    decide(h, level, true)
+}
+
+fn decide(h: &History, level: Level, dbts: bool) -> Option<bool> {
     if matches!(level, Level::Rc | Level::Ra | Level::Cc | Level::Pc) {
         return Some(weak_satisfies(h, level));
     }
@@ -71,7 +90,7 @@ pub fn satisfies(h: &History, level: Level) -> Option<bool> {
                 }
             })
             .collect();
-        let cons = Constraints::new(h, &included, level);
+        let cons = Constraints::new(h, &included, level, dbts);
         let ok = match level {
             Level::Ser | Level::StrongSessionSer | Level::Sser => {
                 serial_exists(h, &included, &cons)
@@ -86,13 +105,45 @@ pub fn satisfies(h: &History, level: Level) -> Option<bool> {
 }
 
 /// Pairs `(a, b)` of included transactions where `a` must finish before `b`
-/// begins (session or real-time order).
+/// begins (session or real-time order), and the timestamp orders.
 struct Constraints {
     before: Vec<(usize, usize)>,
+    /// `(a, b)`: `a`'s version of a common key comes before `b`'s (commit
+    /// timestamps), so `a` must commit before `b` does.
+    commits_before: Vec<(usize, usize)>,
+    /// SI with timestamps: every stated event, as (timestamp, is commit,
+    /// txn); an event may happen only once every event with a smaller
+    /// (timestamp, is commit) has happened.
+    events: Vec<(u64, bool, usize)>,
 }
 
 impl Constraints {
-    fn new(h: &History, inc: &[usize], level: Level) -> Constraints {
+    fn new(h: &History, inc: &[usize], level: Level, dbts: bool) -> Constraints {
+        let mut commits_before = Vec::new();
+        let mut events = Vec::new();
+        if dbts {
+            for &a in inc {
+                let Some(da) = h.txns[a].dbts else { continue };
+                if !matches!(level, Level::Ser | Level::StrongSessionSer | Level::Sser) {
+                    events.push((da.start, false, a));
+                    if let Some(c) = da.commit {
+                        events.push((c, true, a));
+                    }
+                }
+                for &b in inc {
+                    let Some(db) = h.txns[b].dbts else { continue };
+                    let common = writes_keys(h, a)
+                        .iter()
+                        .any(|k| writes_keys(h, b).contains(k));
+                    if a != b
+                        && common
+                        && matches!((da.commit, db.commit), (Some(x), Some(y)) if x < y)
+                    {
+                        commits_before.push((a, b));
+                    }
+                }
+            }
+        }
         let mut before = Vec::new();
         for &a in inc {
             for &b in inc {
@@ -109,12 +160,35 @@ impl Constraints {
                 }
             }
         }
-        Constraints { before }
+        Constraints {
+            before,
+            commits_before,
+            events,
+        }
     }
 
     /// All of `b`'s predecessors are in `done`.
     fn ready(&self, b: usize, done: &[bool]) -> bool {
         self.before.iter().all(|&(a, bb)| bb != b || done[a])
+    }
+
+    /// `b` may commit: every writer whose version must precede `b`'s has
+    /// committed.
+    fn may_commit(&self, b: usize, committed: &[bool]) -> bool {
+        self.commits_before
+            .iter()
+            .all(|&(a, bb)| bb != b || committed[a])
+    }
+
+    /// The event (`commit`? of `t`) may happen now: every stated event with a
+    /// smaller (timestamp, kind) has happened.
+    fn event_ready(&self, t: usize, commit: bool, begun: &[bool], committed: &[bool]) -> bool {
+        let Some(&(ts, c, _)) = self.events.iter().find(|&&(_, c, u)| u == t && c == commit) else {
+            return true;
+        };
+        self.events
+            .iter()
+            .all(|&(ts2, c2, u)| (ts2, c2) >= (ts, c) || if c2 { committed[u] } else { begun[u] })
     }
 }
 
@@ -170,7 +244,7 @@ fn serial_exists(h: &History, inc: &[usize], cons: &Constraints) -> bool {
             return true;
         }
         for &t in inc {
-            if done[t] || !cons.ready(t, done) {
+            if done[t] || !cons.ready(t, done) || !cons.may_commit(t, done) {
                 continue;
             }
             let Some(ws) = run(h, t, store) else { continue };
@@ -209,7 +283,9 @@ fn si_schedule_exists(h: &History, inc: &[usize], cons: &Constraints) -> bool {
         for i in 0..s.inc.len() {
             let t = s.inc[i];
             if !s.begun[t] {
-                if !s.cons.ready(t, &s.committed) {
+                if !s.cons.ready(t, &s.committed)
+                    || !s.cons.event_ready(t, false, &s.begun, &s.committed)
+                {
                     continue;
                 }
                 let Some(ws) = run(s.h, t, store) else {
@@ -224,6 +300,11 @@ fn si_schedule_exists(h: &History, inc: &[usize], cons: &Constraints) -> bool {
                 s.begun[t] = false;
                 s.pending[t] = None;
             } else if !s.committed[t] {
+                if !s.cons.may_commit(t, &s.committed)
+                    || !s.cons.event_ready(t, true, &s.begun, &s.committed)
+                {
+                    continue;
+                }
                 // First committer wins: nobody who committed while t ran may
                 // share a written key with t.
                 let conflict = s.during[t]

@@ -144,32 +144,50 @@ impl Polygraph {
         // Writers a known chain does not place, per chained key.
         let mut unplaced: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
         for (&k, chain) in chains {
+            let placed: rustc_hash::FxHashSet<u32> = chain.iter().copied().collect();
             let rest: Vec<u32> = writers[k as usize]
                 .iter()
                 .copied()
-                .filter(|w| !chain.contains(w))
+                .filter(|w| !placed.contains(w))
                 .collect();
             unplaced.insert(k, rest);
         }
+        // A list read shows every version up to the one read, so an append
+        // no read shows comes after the whole chain. Timestamps say nothing
+        // of a writer that has none: it may sit anywhere in the chain, so
+        // it gets a constraint with every writer of the key.
+        let rest_after_chain = !orders.timestamps;
+        let open_pairs = |k: usize, ws: &[u32]| -> u64 {
+            let n = ws.len() as u64;
+            match unplaced.get(&(k as u32)) {
+                None => n * n.saturating_sub(1) / 2,
+                Some(rest) => {
+                    let u = rest.len() as u64;
+                    let within = u * u.saturating_sub(1) / 2;
+                    if rest_after_chain {
+                        within
+                    } else {
+                        within + u * (n - u)
+                    }
+                }
+            }
+        };
         let h = ix.history;
         let span = |t: u32| {
             let x = &h.txns[t as usize];
             (x.start.unwrap_or(0), x.end.unwrap_or(u64::MAX))
         };
-        let pairs: u64 = if time_guided {
+        let pair_count: u64 = if time_guided {
             0
         } else {
             writers
                 .iter()
                 .enumerate()
-                .map(|(k, w)| {
-                    let n = unplaced.get(&(k as u32)).map_or(w.len(), Vec::len) as u64;
-                    n * n.saturating_sub(1) / 2
-                })
+                .map(|(k, w)| open_pairs(k, w))
                 .sum()
         };
-        if with_constraints && pairs > max_pairs {
-            return Err(TooLarge(pairs));
+        if with_constraints && pair_count > max_pairs {
+            return Err(TooLarge(pair_count));
         }
         let mut readers: FxHashMap<(u32, u32), Vec<(u32, bool)>> = FxHashMap::default();
         for r in ix.committed_txns() {
@@ -265,7 +283,7 @@ impl Polygraph {
                 for w in chain.windows(2) {
                     side_edges(k, w[0], w[1], chain_why, &mut |x, y, l| push_known(x, y, l));
                 }
-                if let Some(&last) = chain.last() {
+                if let (Some(&last), true) = (chain.last(), rest_after_chain) {
                     for &u in &unplaced[&k] {
                         side_edges(k, last, u, chain_why, &mut |x, y, l| push_known(x, y, l));
                     }
@@ -293,19 +311,32 @@ impl Polygraph {
         let mut pending: Vec<(u32, u8, u32, u32, Label)> = Vec::new();
         let mut cons_of: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         let mut constraints: Vec<Constraint> = Vec::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
         for (k, ws) in writers.iter().enumerate() {
             if !with_constraints {
                 break;
             }
             let k = k as u32;
-            let ws: &[u32] = unplaced.get(&k).map_or(ws.as_slice(), Vec::as_slice);
+            // Writers whose relative order is open: all of them, or those
+            // no chain places (paired with each other and, for timestamp
+            // chains, with the chained writers too).
+            let rest: &[u32] = unplaced.get(&k).map_or(ws.as_slice(), Vec::as_slice);
+            let chained: &[u32] = match chains.get(&k) {
+                Some(chain) if !rest_after_chain => chain,
+                _ => &[],
+            };
             // Time-guided: writers sorted by start; only pairs whose
             // intervals overlap are left open.
-            let mut by_start: Vec<u32> = ws.to_vec();
+            let mut by_start: Vec<u32> = rest.to_vec();
             if time_guided {
                 by_start.sort_unstable_by_key(|&t| span(t));
             }
-            let ws: &[u32] = if time_guided { &by_start } else { ws };
+            let ws: &[u32] = if time_guided { &by_start } else { rest };
+            for &u in ws {
+                for &c in chained {
+                    pairs.push((u, c));
+                }
+            }
             for i in 0..ws.len() {
                 for j in i + 1..ws.len() {
                     if time_guided && span(ws[i]).1 < span(ws[j]).0 {
@@ -313,32 +344,31 @@ impl Polygraph {
                         // ended: ordered by assumption, not a constraint.
                         break;
                     }
-                    let (a, bb) = if ws[i] < ws[j] {
-                        (ws[i], ws[j])
-                    } else {
-                        (ws[j], ws[i])
-                    };
-                    // Already ordered by a read-modify-write?
-                    let fa = follows.get(&(k, a)).copied();
-                    let fb = follows.get(&(k, bb)).copied();
-                    if fb == Some(a) || fa == Some(INIT) || fa == Some(bb) || fb == Some(INIT) {
-                        continue;
-                    }
-                    let c = *cons_of.entry((a, bb)).or_insert_with(|| {
-                        constraints.push(Constraint {
-                            a,
-                            b: bb,
-                            sides: [0..0, 0..0],
-                        });
-                        (constraints.len() - 1) as u32
-                    });
-                    side_edges(k, a, bb, Why::Chosen, &mut |x, y, l| {
-                        pending.push((c, 0, x, y, l))
-                    });
-                    side_edges(k, bb, a, Why::Chosen, &mut |x, y, l| {
-                        pending.push((c, 1, x, y, l))
-                    });
+                    pairs.push((ws[i], ws[j]));
                 }
+            }
+            for (x, y) in pairs.drain(..) {
+                let (a, bb) = if x < y { (x, y) } else { (y, x) };
+                // Already ordered by a read-modify-write?
+                let fa = follows.get(&(k, a)).copied();
+                let fb = follows.get(&(k, bb)).copied();
+                if fb == Some(a) || fa == Some(INIT) || fa == Some(bb) || fb == Some(INIT) {
+                    continue;
+                }
+                let c = *cons_of.entry((a, bb)).or_insert_with(|| {
+                    constraints.push(Constraint {
+                        a,
+                        b: bb,
+                        sides: [0..0, 0..0],
+                    });
+                    (constraints.len() - 1) as u32
+                });
+                side_edges(k, a, bb, Why::Chosen, &mut |x, y, l| {
+                    pending.push((c, 0, x, y, l))
+                });
+                side_edges(k, bb, a, Why::Chosen, &mut |x, y, l| {
+                    pending.push((c, 1, x, y, l))
+                });
             }
         }
         if time_guided {

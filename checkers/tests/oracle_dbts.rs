@@ -1,0 +1,132 @@
+//! White-box checking (`--use-dbts`) against the brute-force oracle with
+//! timestamps, at every strong level, on random small histories whose
+//! transactions carry database timestamps: some plausible (near the
+//! simulated order), some arbitrary, some without a commit timestamp or
+//! without any (`info` transactions included). Every verdict, and every
+//! "fails" / "satisfies" claim about other levels, must agree with the
+//! oracle deciding those levels directly.
+
+use checkers::testgen::{random_history, GenConfig};
+use checkers::{check, oracle, CheckOptions, Verdict};
+use history::{to_jsonl_string, DbTs, History, Level, Status};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const STRONG: [Level; 6] = [
+    Level::Si,
+    Level::StrongSessionSi,
+    Level::StrongSi,
+    Level::Ser,
+    Level::StrongSessionSer,
+    Level::Sser,
+];
+
+/// Gives each transaction distinct timestamps: plausible ones (a snapshot
+/// a little before its place in the simulated order, a commit at it) or
+/// arbitrary ones; drops the commit timestamp (always for `info`, as a
+/// client that lost the reply has none, and sometimes otherwise) or all of
+/// them now and then.
+fn stamp(h: &mut History, rng: &mut ChaCha8Rng) {
+    let n = h.txns.len() as u64;
+    let arbitrary = rng.random_bool(0.3);
+    let mut pool: Vec<u64> = (1..=4 * n + 4).collect();
+    for i in (1..pool.len()).rev() {
+        let j = rng.random_range(0..=i);
+        pool.swap(i, j);
+    }
+    for (i, t) in h.txns.iter_mut().enumerate() {
+        if rng.random_bool(0.1) {
+            t.dbts = None;
+            continue;
+        }
+        let (start, commit) = if arbitrary {
+            let a = pool[2 * i];
+            let b = pool[2 * i + 1];
+            (a.min(b), a.max(b))
+        } else {
+            let i = i as u64;
+            (
+                100 * i + 291 - 100 * rng.random_range(0..3u64),
+                100 * i + 302,
+            )
+        };
+        let keep_commit = t.status != Status::Info && rng.random_bool(0.9);
+        t.dbts = Some(DbTs {
+            start,
+            commit: keep_commit.then_some(commit),
+        });
+    }
+}
+
+fn truth(h: &History, l: Level) -> bool {
+    if matches!(l, Level::Rc | Level::Ra | Level::Cc | Level::Pc) {
+        oracle::satisfies(h, l).expect("weak level")
+    } else {
+        oracle::satisfies_dbts(h, l).expect("strong level")
+    }
+}
+
+#[test]
+fn white_box_checking_agrees_with_the_oracle() {
+    let cfg = GenConfig {
+        max_txns: 5,
+        sessions: 3,
+        keys: 2,
+        max_ops: 4,
+        ..GenConfig::default()
+    };
+    let opts = CheckOptions {
+        use_dbts: true,
+        ..CheckOptions::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0xdb75);
+    let mut seen = [[0usize; 2]; 6];
+    let mut claims = 0usize;
+    for i in 0..10_000 {
+        let mut h = random_history(&mut rng, &cfg);
+        stamp(&mut h, &mut rng);
+        for (li, &l) in STRONG.iter().enumerate() {
+            let want = truth(&h, l);
+            let rep = check(&h, l, &opts);
+            let got = match rep.verdict {
+                Verdict::Ok => true,
+                Verdict::Anomalous => false,
+                Verdict::Unknown => panic!("history {i}: unknown at {l}\n{}", to_jsonl_string(&h)),
+            };
+            assert_eq!(
+                got,
+                want,
+                "history {i} at {l}: checker {} ({}), oracle {want}\n{}\n{}",
+                rep.verdict,
+                rep.method,
+                to_jsonl_string(&h),
+                rep.anomalies
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<String>()
+            );
+            seen[li][usize::from(want)] += 1;
+            for &f in &rep.fails {
+                claims += 1;
+                assert!(
+                    !truth(&h, f),
+                    "history {i}: {l} claims it fails {f}, which holds\n{}",
+                    to_jsonl_string(&h)
+                );
+            }
+            for &s in &rep.satisfies {
+                claims += 1;
+                assert!(
+                    truth(&h, s),
+                    "history {i}: {l} claims it satisfies {s}, which fails\n{}",
+                    to_jsonl_string(&h)
+                );
+            }
+        }
+    }
+    for (li, s) in seen.iter().enumerate() {
+        eprintln!("{} --use-dbts: {} anomalous, {} ok", STRONG[li], s[0], s[1]);
+        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", STRONG[li]);
+    }
+    eprintln!("{claims} fails/satisfies claims checked");
+}
