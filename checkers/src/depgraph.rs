@@ -235,7 +235,7 @@ impl DepGraph {
                         if let Some((f, node)) = ts_source.take() {
                             // A transaction's own commit stamped before its
                             // snapshot is a cycle of one edge.
-                            if f != t || (node % 2 == 1 && p.to % 2 == 0) {
+                            if f != t || (node % 2 == 1 && p.to.is_multiple_of(2)) {
                                 // Which events the timestamps order: bit 0,
                                 // the source's commit; bit 1, the target's.
                                 let key = (node % 2) | ((p.to % 2) << 1);
