@@ -14,10 +14,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     }
     let h = history::formats::read(path, args.format)?;
     let opts = CheckOptions {
-        timeout: args.timeout,
+        timeout: crate::cli::limit(args.timeout),
         use_dbts: args.use_dbts,
         strategy: args.solver,
         skip_witness: args.no_witness,
+        on_verdict: verdict_early(),
         ..CheckOptions::default()
     };
     let report = checkers::check(&h, args.level, &opts);
@@ -37,6 +38,21 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     };
     print_out(&text);
     Ok(exit_code(report.verdict))
+}
+
+/// On a terminal, the verdict is shown the moment it is known: placing the
+/// other levels and shrinking counterexamples can take seconds more.
+pub fn verdict_early() -> Option<checkers::OnVerdict> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(std::sync::Arc::new(|level, verdict, took| {
+        eprintln!(
+            "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
+            took.as_secs_f64()
+        );
+    }))
 }
 
 /// Runs `harness convert`: reads any supported format, writes JSONL, Elle

@@ -117,9 +117,10 @@ pub struct RunArgs {
     /// Folder that receives the run folder.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Give up checking after this long (the verdict is then `unknown`).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
-    pub check_timeout: Option<Duration>,
+    /// Give up checking after this long: the verdict is then `unknown`
+    /// (exit 3), never `ok`. `0s` means no limit.
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
+    pub check_timeout: Duration,
     /// memdb only: switch on an isolation bug (lost-update, stale-read,
     /// fractured-read, write-skew, long-fork, aborted-read).
     #[arg(long, value_parser = parse_bug)]
@@ -195,9 +196,12 @@ pub struct CheckArgs {
     /// dbcop, cobra, timekiller, viper.
     #[arg(long, default_value = "auto")]
     pub format: history::Format,
-    /// Give up after this long (the verdict is then `unknown`).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
-    pub timeout: Option<Duration>,
+    /// Give up after this long: the verdict is then `unknown` (exit 3),
+    /// never `ok`. The requested level gets the whole limit; placing the
+    /// other levels ("fails" / "satisfies") gets a few seconds of its own
+    /// and leaves unknown what it could not place. `0s` means no limit.
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
     /// Use the database's own timestamps (`dbts`) as the version order.
     #[arg(long)]
     pub use_dbts: bool,
@@ -265,6 +269,11 @@ pub fn main() -> ExitCode {
 /// The exit code of a verdict, as the process returns it.
 pub fn exit_code(v: checkers::Verdict) -> u8 {
     u8::try_from(v.exit_code()).unwrap_or(2)
+}
+
+/// A time limit from the command line: `0s` means none.
+pub fn limit(d: Duration) -> Option<Duration> {
+    (!d.is_zero()).then_some(d)
 }
 
 /// Writes `text` to stdout; a closed pipe (`harness ... | head`) is not an

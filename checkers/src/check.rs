@@ -269,7 +269,7 @@ fn decide(
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {
-            General::Ok { how } => (Verdict::Ok, how),
+            General::Ok { how, .. } => (Verdict::Ok, how),
             General::Forced { cycles, lost } => {
                 for l in &lost {
                     if explain {

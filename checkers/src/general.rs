@@ -77,8 +77,14 @@ impl Default for GeneralOptions {
 /// What the general check concluded.
 #[derive(Debug)]
 pub enum General {
-    /// Valid; `how` says whether a witness or the solver showed it.
-    Ok { how: &'static str },
+    /// Valid; `how` says whether a witness or the solver showed it, and
+    /// `schedule` is the witness: the committed transactions' nodes in an
+    /// order with every edge forward (SER model: transactions in serial
+    /// order; SI model: `2t` begin and `2t + 1` commit events).
+    Ok {
+        how: &'static str,
+        schedule: Vec<u32>,
+    },
     /// Cycles among edges every version order has, and lost updates.
     Forced {
         cycles: Vec<Cycle>,
@@ -133,7 +139,7 @@ pub fn check_with_chains(
         };
     }
     // 2. Witness.
-    let order = match topo_order(ix, &known) {
+    let order = match topo_order_by(ix, &known, true) {
         Some(o) => o,
         None => unreachable!("the known graph is acyclic"),
     };
@@ -151,7 +157,12 @@ pub fn check_with_chains(
         let dg = DepGraph::build(ix, &vo, model, orders);
         witness_cycles = find_cycles(&dg, orders);
         if witness_cycles.is_empty() {
-            return General::Ok { how: "witness" };
+            if let Some(schedule) = schedule_of(&dg) {
+                return General::Ok {
+                    how: "witness",
+                    schedule,
+                };
+            }
         }
         // Second guess: a greedy serial replay (a serial order is also a
         // snapshot-isolation witness). Only with no known chains, which the
@@ -161,7 +172,12 @@ pub fn check_with_chains(
                 let vo = crate::witness::version_order_of(ix, &serial);
                 let dg = DepGraph::build(ix, &vo, model, orders);
                 if find_cycles(&dg, orders).is_empty() {
-                    return General::Ok { how: "witness" };
+                    if let Some(schedule) = schedule_of(&dg) {
+                        return General::Ok {
+                            how: "witness",
+                            schedule,
+                        };
+                    }
                 }
             }
         }
@@ -170,15 +186,22 @@ pub fn check_with_chains(
         return General::Unknown("the time budget ran out before the solver started".into());
     }
     // 3. Time-guided polygraph: a proposal, checked before it is believed.
+    //    Real time is only a hint, so it gets a budget of its own.
     let timed = ix
         .history
         .txns
         .iter()
         .any(|t| t.start.is_some() && t.end.is_some());
     if timed && !opts.skip_witness {
-        if let Some(true) = time_guided(ix, model, orders, chains, opts) {
+        let until = Instant::now() + HINT_BUDGET;
+        let o = GeneralOptions {
+            deadline: Some(opts.deadline.map_or(until, |d| d.min(until))),
+            ..*opts
+        };
+        if let Some(schedule) = time_guided(ix, model, orders, chains, &o) {
             return General::Ok {
                 how: "solver (time-guided)",
+                schedule,
             };
         }
     }
@@ -209,36 +232,84 @@ pub fn check_with_chains(
             ))
         }
     };
-    let mut g = Acyclic::new(&order);
+    let seed: Vec<u32> = witness_cycles
+        .iter()
+        .flat_map(|c| c.edges.iter().map(|e| e.from))
+        .collect();
+    // The search starts from the time-guided order. Misleading times can
+    // make that start slow, so a timed history alternates it with the
+    // order of the file, on budgets that grow fourfold: a misleading hint
+    // costs a constant factor, never the whole budget.
+    if !timed || opts.skip_witness {
+        return complete(&p, &order, opts.deadline, opts, &seed);
+    }
+    let plain = match topo_order_by(ix, &known, false) {
+        Some(o) => o,
+        None => unreachable!("the known graph is acyclic"),
+    };
+    let mut budget = HINT_BUDGET;
+    loop {
+        for start in [&order, &plain] {
+            let until = Instant::now() + budget;
+            let until = opts.deadline.map_or(until, |d| d.min(until));
+            match complete(&p, start, Some(until), opts, &seed) {
+                General::Unknown(why) if opts.deadline.is_some_and(|d| Instant::now() >= d) => {
+                    return General::Unknown(why)
+                }
+                General::Unknown(_) => {}
+                decided => return decided,
+            }
+        }
+        budget *= 4;
+    }
+}
+
+/// How long a hint (real time) may steer a search before the search tries
+/// without it.
+const HINT_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Stage 5, from one initial order: prune, then solve.
+fn complete(
+    p: &Polygraph,
+    order: &[u32],
+    deadline: Option<Instant>,
+    opts: &GeneralOptions,
+    witness_seed: &[u32],
+) -> General {
+    let mut position = vec![0u32; p.nodes];
+    for (i, &v) in order.iter().enumerate() {
+        position[v as usize] = i as u32;
+    }
+    let commit_pos = |t: u32| match p.model {
+        Model::Ser => position[t as usize],
+        Model::Si => position[2 * t as usize + 1],
+    };
+    let mut g = Acyclic::new(order);
     // Known edges follow the initial order, so these inserts never reorder.
     for &(f, t, _) in &p.known {
         if let Err(cyc) = g.add(f, t, FIXED) {
             return General::Refuted {
                 how: "known edges",
-                seed: txns_of(&p, &cyc),
-                cycle: Some(labelled_cycle(&p, &cyc)),
+                seed: txns_of(p, &cyc),
+                cycle: Some(labelled_cycle(p, &cyc)),
             };
         }
     }
     let mut state = vec![None; p.constraints.len()];
     let pruned = if opts.prune {
-        prune(&p, &mut g, &mut state, opts.deadline)
+        prune(p, &mut g, &mut state, deadline)
     } else {
         Pruned::Open((0..p.constraints.len() as u32).collect())
     };
     let open = match pruned {
         Pruned::Open(open) => open,
         Pruned::Contradiction(cyc) => {
-            let mut seed = txns_of(&p, &cyc);
-            seed.extend(
-                witness_cycles
-                    .iter()
-                    .flat_map(|c| c.edges.iter().map(|e| e.from)),
-            );
+            let mut seed = txns_of(p, &cyc);
+            seed.extend_from_slice(witness_seed);
             return General::Refuted {
                 how: "pruning",
                 seed,
-                cycle: Some(labelled_cycle(&p, &cyc)),
+                cycle: Some(labelled_cycle(p, &cyc)),
             };
         }
         Pruned::OutOfTime => {
@@ -246,7 +317,10 @@ pub fn check_with_chains(
         }
     };
     if open.is_empty() {
-        return General::Ok { how: "pruning" };
+        return General::Ok {
+            how: "pruning",
+            schedule: txn_nodes_in_order(p, &g.positions()),
+        };
     }
     let polarity: Vec<bool> = open
         .iter()
@@ -255,14 +329,14 @@ pub fn check_with_chains(
             commit_pos(c.a) < commit_pos(c.b)
         })
         .collect();
-    match solve(&p, g, &open, &polarity, opts.deadline, opts.strategy) {
-        Solved::Sat(..) => General::Ok { how: "solver" },
+    match solve(p, g, &open, &polarity, deadline, opts.strategy) {
+        Solved::Sat(_, pos) => General::Ok {
+            how: "solver",
+            schedule: txn_nodes_in_order(p, &pos),
+        },
         Solved::Unsat => General::Refuted {
             how: "solver",
-            seed: witness_cycles
-                .iter()
-                .flat_map(|c| c.edges.iter().map(|e| e.from))
-                .collect(),
+            seed: witness_seed.to_vec(),
             cycle: None,
         },
         Solved::OutOfTime => General::Unknown(format!(
@@ -272,19 +346,43 @@ pub fn check_with_chains(
     }
 }
 
+/// The transaction nodes of a polygraph sorted by their positions in an
+/// acyclic order of its graph.
+fn txn_nodes_in_order(p: &Polygraph, pos: &[u32]) -> Vec<u32> {
+    let n = match p.model {
+        Model::Ser => p.txns,
+        Model::Si => 2 * p.txns,
+    } as u32;
+    let mut nodes: Vec<u32> = (0..n).collect();
+    nodes.sort_unstable_by_key(|&v| pos[v as usize]);
+    nodes
+}
+
+/// The witness schedule of an acyclic dependency graph: its transaction
+/// nodes in a topological order.
+pub(crate) fn schedule_of(dg: &DepGraph) -> Option<Vec<u32>> {
+    let order = dg.graph.topological_order()?;
+    Some(
+        order
+            .into_iter()
+            .filter(|&v| dg.txn_of(v).is_some())
+            .collect(),
+    )
+}
+
 /// Solves the polygraph that assumes real-time order between writers whose
 /// intervals do not overlap, and checks the version order it proposes:
-/// `Some(true)` when that order is a valid witness, `Some(false)` or `None`
-/// (out of time) when it proves nothing.
+/// the witness schedule when that order is valid, `None` (refuted or out
+/// of time) when it proves nothing.
 fn time_guided(
     ix: &Index,
     model: Model,
     orders: Orders,
     chains: &rustc_hash::FxHashMap<u32, Vec<u32>>,
     opts: &GeneralOptions,
-) -> Option<bool> {
+) -> Option<Vec<u32>> {
     let p = Polygraph::build_with(ix, model, orders, chains, true, opts.max_pairs, true).ok()?;
-    let order = topo_order(ix, &p)?;
+    let order = topo_order_by(ix, &p, true)?;
     let mut g = Acyclic::new(&order);
     for &(f, t, _) in &p.known {
         g.add(f, t, FIXED).ok()?;
@@ -305,11 +403,14 @@ fn time_guided(
         .collect();
     let pos = match solve(&p, g, &open, &polarity, opts.deadline, opts.strategy) {
         Solved::Sat(_, pos) => pos,
-        _ => return Some(false),
+        _ => return None,
     };
     let vo = witness_order(ix, &|t| pos[commit_node(t) as usize]);
     let dg = DepGraph::build(ix, &vo, model, orders);
-    Some(find_cycles(&dg, orders).is_empty())
+    if !find_cycles(&dg, orders).is_empty() {
+        return None;
+    }
+    schedule_of(&dg)
 }
 
 /// White-box version orders: each key's writers in commit-timestamp order.
@@ -381,12 +482,13 @@ fn txns_of(p: &Polygraph, cyc: &[(u32, u32, u32)]) -> Vec<u32> {
     out
 }
 
-/// A topological order of the known graph, ties broken by time: a begin
-/// node by its transaction's start, a commit (or SER) node by its end.
-/// `None` if the graph has a cycle.
-fn topo_order(ix: &Index, p: &Polygraph) -> Option<Vec<u32>> {
+/// A topological order of the known graph, ties broken by time (with
+/// `use_time`, when the history has times): a begin node by its
+/// transaction's start, a commit (or SER) node by its end; else by the
+/// order of the file. `None` if the graph has a cycle.
+fn topo_order_by(ix: &Index, p: &Polygraph, use_time: bool) -> Option<Vec<u32>> {
     let h = ix.history;
-    let timed = h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
+    let timed = use_time && h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
     let time = |t: u32, commit: bool| -> u64 {
         let x = &h.txns[t as usize];
         if !timed {

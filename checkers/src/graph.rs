@@ -116,6 +116,29 @@ impl<L: Copy> Graph<L> {
         self.labels[e as usize]
     }
 
+    /// A topological order of every node (Kahn's algorithm), or `None` if
+    /// the graph has a cycle: the order a witness is read from.
+    pub fn topological_order(&self) -> Option<Vec<u32>> {
+        let n = self.node_count();
+        let mut indeg = vec![0u32; n];
+        for &t in &self.targets {
+            indeg[t as usize] += 1;
+        }
+        let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+        let mut i = 0;
+        while i < order.len() {
+            let v = order[i];
+            i += 1;
+            for (_, t) in self.out(v) {
+                indeg[t as usize] -= 1;
+                if indeg[t as usize] == 0 {
+                    order.push(t);
+                }
+            }
+        }
+        (order.len() == n).then_some(order)
+    }
+
     /// Strongly connected components with more than one node, by an
     /// iterative Tarjan (no recursion, so deep graphs cannot overflow the
     /// stack). `keep` filters edges.

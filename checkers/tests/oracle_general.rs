@@ -147,7 +147,7 @@ fn complete_search_agrees(prune: bool, expect: &[&str]) {
                 .iter()
                 .any(|f| forbids(l, f.kind, checkers::Scope::Item));
             let (got, how) = match check_general(&ix, l, &opts) {
-                General::Ok { how } => (true, how),
+                General::Ok { how, .. } => (true, how),
                 General::Forced { .. } => (false, "known edges"),
                 General::Refuted { how, .. } => (false, how),
                 General::Unknown(why) => panic!("history {i} at {l}: unknown: {why}"),

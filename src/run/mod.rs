@@ -249,7 +249,7 @@ pub fn command(args: RunArgs) -> Result<u8> {
     let h = history::read_jsonl_file(&history_path)
         .with_context(|| "cannot read back the recorded history")?;
     let opts = CheckOptions {
-        timeout: args.check_timeout,
+        timeout: crate::cli::limit(args.check_timeout),
         ..CheckOptions::default()
     };
     let report = checkers::check(&h, args.level, &opts);
