@@ -242,7 +242,8 @@ pub fn command(args: RunArgs) -> Result<u8> {
         // Drop the run's tables (only those its setup created), also when
         // the run failed, and release its lock.
         let limit = args.connect_timeout + args.statement_timeout;
-        let down = rt.block_on(tokio::time::timeout(limit, db.teardown(args.keep_tables)));
+        let down =
+            rt.block_on(async { tokio::time::timeout(limit, db.teardown(args.keep_tables)).await });
         let mut phase = phase?;
         match down {
             Ok(Ok(())) => {}
