@@ -211,9 +211,14 @@ pub struct CheckArgs {
     /// Give up after this long (the verdict is then `unknown`).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
-    /// Use the database's own timestamps (`dbts`) as the version order.
+    /// Use the database's own timestamps (`dbts`) as the version order
+    /// (an error when no transaction has them).
     #[arg(long)]
     pub use_dbts: bool,
+    /// Check a history in which no transaction committed (otherwise
+    /// "nothing to check", exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Write the counterexamples as Graphviz DOT to this file (one graph per
     /// anomaly; render with `dot -Tsvg`).
     #[arg(long, value_name = "FILE")]
