@@ -13,6 +13,21 @@ pub fn command(args: CheckArgs) -> Result<u8> {
         bail!("{}: no such file", path.display());
     }
     let h = history::formats::read(path, args.format)?;
+    let (committed, failed, info) = h.status_counts();
+    if committed == 0 && !args.allow_empty {
+        bail!(
+            "{}: nothing to check: none of its {} transactions committed ({failed} failed, \
+             {info} info); pass --allow-empty to check it anyway",
+            path.display(),
+            h.txns.len()
+        );
+    }
+    if args.use_dbts && h.txns.iter().all(|t| t.dbts.is_none()) {
+        bail!(
+            "{}: --use-dbts needs the database's timestamps, but no transaction has a `dbts` field",
+            path.display()
+        );
+    }
     let opts = CheckOptions {
         timeout: crate::cli::limit(args.timeout),
         use_dbts: args.use_dbts,

@@ -93,10 +93,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub clients: u32,
     /// Transactions to attempt in total (default 2000 unless --duration).
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
     pub txns: Option<u64>,
     /// Run for this long instead (e.g. 60s, 5m).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
     /// Number of keys (default: the workload's, e.g. 100 for mini).
     #[arg(long)]
@@ -160,12 +160,25 @@ pub struct RunArgs {
     /// retries with backoff).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     pub connect_timeout: Duration,
+    /// Leave the run's tables (`isoharness_registers_<run>` etc., named in
+    /// report.json) in the database instead of dropping them at the end.
+    #[arg(long)]
+    pub keep_tables: bool,
     /// Command-fault targets, from the scenario file.
     #[arg(skip)]
     pub targets: crate::nemesis::Targets,
     /// The scenario's expected outcome, reported after the check.
     #[arg(skip)]
     pub expect: Option<crate::scenario::Expectation>,
+}
+
+/// A duration of more than zero (`--duration 0s` would record nothing).
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("must be more than zero (a run of no time records nothing)".into());
+    }
+    Ok(d)
 }
 
 fn parse_read_lock(s: &str) -> Result<adapters::ReadLock, String> {
@@ -202,9 +215,14 @@ pub struct CheckArgs {
     /// and leaves unknown what it could not place. `0s` means no limit.
     #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
-    /// Use the database's own timestamps (`dbts`) as the version order.
+    /// Use the database's own timestamps (`dbts`) as the version order
+    /// (an error when no transaction has them).
     #[arg(long)]
     pub use_dbts: bool,
+    /// Check a history in which no transaction committed (otherwise
+    /// "nothing to check", exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Write the counterexamples as Graphviz DOT to this file (one graph per
     /// anomaly; render with `dot -Tsvg`).
     #[arg(long, value_name = "FILE")]

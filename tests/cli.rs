@@ -208,3 +208,181 @@ fn convert_round_trips_through_text_and_edn() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
 }
+
+/// Runs `harness ARGS`, asserts exit code 2 and one error line, and
+/// returns that line.
+fn usage_error(args: &[&str]) -> String {
+    let o = harness(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}{err}", stdout(&o));
+    assert!(
+        stdout(&o).is_empty(),
+        "{args:?}: no verdict: {}",
+        stdout(&o)
+    );
+    err.trim_end().to_string()
+}
+
+const FORMATS: [&str; 10] = [
+    "auto",
+    "jsonl",
+    "elle-edn",
+    "elle-json",
+    "text",
+    "awdit",
+    "dbcop",
+    "cobra",
+    "timekiller",
+    "viper",
+];
+
+#[test]
+fn an_empty_or_blank_history_is_an_error_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("empty.txt", ""), ("blank.txt", " \n\t\n  \n")] {
+        let p = write(dir.path(), name, text);
+        for format in FORMATS {
+            let err = usage_error(&["check", &p, "--level", "ser", "--format", format]);
+            assert_eq!(
+                err,
+                format!("error: {p}: the file is empty: it holds no transactions"),
+                "--format {format}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_empty_list_is_an_error_for_elle_json_and_timekiller() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "empty.json", "[]\n");
+    for format in ["elle-json", "timekiller"] {
+        let err = usage_error(&["check", &p, "--level", "ser", "--format", format]);
+        assert_eq!(
+            err,
+            format!("error: {p}: the {format} history holds no transactions")
+        );
+    }
+}
+
+#[test]
+fn cobra_and_viper_folders_of_empty_logs_are_errors() {
+    for (format, log) in [("cobra", "T0.log"), ("viper", "J0.log")] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), log, "");
+        let d = dir.path().display().to_string();
+        for f in ["auto", format] {
+            let err = usage_error(&["check", &d, "--level", "ser", "--format", f]);
+            assert_eq!(
+                err,
+                format!("error: {d}: the {format} logs in this directory hold no transactions"),
+                "--format {f}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_jsonl_history_must_hold_what_its_end_line_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = write(
+        dir.path(),
+        "none.jsonl",
+        "{\"type\":\"header\",\"version\":1}\n{\"type\":\"end\",\"txns\":111510}\n",
+    );
+    let err = usage_error(&["check", &none, "--level", "ser"]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {none}:2: the end line says the history has 111510 transactions, but 0 \
+             precede it (a truncated or edited file?)"
+        )
+    );
+    // A file cut short: one transaction of the two the end line counts.
+    let cut: String = SERIAL
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let cut = write(dir.path(), "cut.jsonl", &cut);
+    let err = usage_error(&["check", &cut, "--level", "ser", "--format", "jsonl"]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {cut}:3: the end line says the history has 2 transactions, but 1 precede"
+        )),
+        "{err}"
+    );
+    // Header and `"txns":0`: consistent, but nothing to check.
+    let zero = write(
+        dir.path(),
+        "zero.jsonl",
+        "{\"type\":\"header\",\"version\":1}\n{\"type\":\"end\",\"txns\":0}\n",
+    );
+    let err = usage_error(&["check", &zero, "--level", "ser", "--allow-empty"]);
+    assert_eq!(
+        err,
+        format!("error: {zero}: the jsonl history holds no transactions")
+    );
+}
+
+#[test]
+fn a_run_of_no_transactions_or_no_time_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let err = usage_error(&["run", "--db", "memdb", "--txns", "0", "--out", &out]);
+    assert!(
+        err.starts_with("error: invalid value '0' for '--txns <TXNS>'"),
+        "{err}"
+    );
+    for d in ["0s", "0ms"] {
+        let err = usage_error(&["run", "--db", "memdb", "--duration", d, "--out", &out]);
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value '{d}' for '--duration <DURATION>'"
+            )) && err.contains("must be more than zero"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no run folder"
+    );
+}
+
+/// Two transactions, neither committed.
+const NONE_COMMITTED: &str = r#"{"id":0,"session":0,"status":"fail","start":1,"end":2,"error":"40001: x","ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"fail","start":3,"end":4,"error":"40001: x","ops":[["r",1,null],["w",1,11]]}
+"#;
+
+#[test]
+fn a_history_with_nothing_committed_needs_allow_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "none.jsonl", NONE_COMMITTED);
+    let err = usage_error(&["check", &p, "--level", "ser"]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {p}: nothing to check: none of its 2 transactions committed (2 failed, \
+             0 info); pass --allow-empty to check it anyway"
+        )
+    );
+    let o = harness(&["check", &p, "--level", "ser", "--allow-empty"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("ser: ok"), "{}", stdout(&o));
+}
+
+#[test]
+fn use_dbts_without_any_dbts_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "ok.jsonl", SERIAL);
+    let err = usage_error(&["check", &p, "--level", "ser", "--use-dbts"]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {p}: --use-dbts needs the database's timestamps, but no transaction has a \
+             `dbts` field"
+        )
+    );
+}

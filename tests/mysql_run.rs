@@ -186,3 +186,29 @@ fn the_tidb_adapter_runs_end_to_end_on_mariadb() {
     assert!(skipped[0].contains("@@tidb_last_txn_info"), "{skipped:?}");
     assert!(h.txns.iter().all(|t| t.dbts.is_none()));
 }
+
+/// Two runs at once against one MariaDB database each own their tables
+/// and both pass at serializable; neither leaves a table behind.
+#[test]
+fn two_runs_at_once_on_one_database_both_pass() {
+    let url = mysql_scratch_db("run_two");
+    let runs = two_runs_at_once(
+        "mysql",
+        &url,
+        &["--isolation", "serializable", "--level", "ser"],
+    );
+    assert_both_pass(&runs);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let left: Vec<String> = rt.block_on(async {
+        let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")
+            .await
+            .unwrap()
+    });
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -15,6 +15,7 @@ pub mod memdb;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+pub mod tables;
 pub mod tidb;
 pub mod tpcc;
 pub mod yugabyte;
@@ -28,6 +29,7 @@ use history::{DbTs, Level, Op, Status};
 use workloads::{Plan, Schema};
 
 pub use error::{redact_url, AdapterError, DbError, ErrorClass, Phase};
+pub use tables::TableNames;
 
 /// The isolation a database will run transactions at: its own name for it
 /// and the statement that opens a transaction at that level.
@@ -80,8 +82,21 @@ pub trait Database: Send + Sync {
     /// database does not offer, with a message listing what it does offer.
     fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError>;
 
-    /// Drops and recreates the tables `schema` needs; the keys start absent.
+    /// Creates the tables `schema` needs, under the names of
+    /// [`OpenOptions::tables`]; the keys start absent. With a run's own
+    /// names it first takes the run's database-level lock (where the
+    /// database has one) and refuses tables that already exist (another
+    /// run's); with the fixed names it drops and recreates them.
     async fn setup(&self, schema: &Schema) -> Result<(), AdapterError>;
+
+    /// Ends the run on the database once the clients have stopped: drops
+    /// the tables this adapter's [`Database::setup`] created, unless
+    /// `keep_tables`, and releases the run's lock. Never drops tables it
+    /// did not create.
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        let _ = keep_tables;
+        Ok(())
+    }
 
     /// Opens one connection for `session`; may be called again for the same
     /// client after its connection broke.
@@ -211,6 +226,9 @@ pub struct OpenOptions {
     /// For `tidb`: `optimistic` or `pessimistic`; `None` is the
     /// `tidb_txn_mode` URL parameter, else pessimistic.
     pub tidb_txn_mode: Option<String>,
+    /// The names of the tables: [`TableNames::fixed`] unless set;
+    /// `harness run` gives every run its own ([`TableNames::for_run`]).
+    pub tables: TableNames,
 }
 
 impl OpenOptions {
@@ -224,6 +242,7 @@ impl OpenOptions {
             seed: 0,
             read_lock: ReadLock::Plain,
             tidb_txn_mode: None,
+            tables: TableNames::fixed(),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! The connection, statement and error code here is shared with the TiDB
 //! adapter ([`crate::tidb`]), which speaks the same protocol.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -21,6 +22,7 @@ use workloads::Schema;
 
 use crate::error::{redact_url, scrub, AdapterError, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, Notes, SqlSession};
+use crate::tables::{Rendered, TableNames};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
@@ -56,6 +58,12 @@ pub(crate) mod sql {
         "SET SESSION autocommit = 1",
     ];
     pub const VERSION: &str = "SELECT VERSION()";
+    /// Takes the run's named lock without waiting: 1 taken, 0 held by
+    /// another session, NULL on error.
+    pub const GET_LOCK: &str = "SELECT GET_LOCK(?, 0)";
+    /// Whether the table named ? exists in the current database.
+    pub const EXISTS: &str = "SELECT COUNT(*) FROM information_schema.tables \
+         WHERE table_schema = DATABASE() AND table_name = ?";
     pub const SET_RC: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
     pub const SET_RR: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
     pub const SET_SER: &str = "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE";
@@ -284,6 +292,13 @@ pub(crate) struct Family {
     reads: Reads,
     /// What was skipped, said once.
     pub(crate) notes: Notes,
+    /// The run's table names.
+    tables: TableNames,
+    /// The connection that created the tables and holds the run's named
+    /// lock until [`Family::teardown`].
+    guard: tokio::sync::Mutex<Option<mysql_async::Conn>>,
+    /// True once `setup` created the tables (only those are dropped).
+    owned: AtomicBool,
 }
 
 /// The statement that returns the committed transaction's database
@@ -344,6 +359,9 @@ impl Family {
                 statement_timeout: opts.statement_timeout,
                 reads: Reads::new(opts.read_lock),
                 notes: Notes::default(),
+                tables: opts.tables.clone(),
+                guard: tokio::sync::Mutex::new(None),
+                owned: AtomicBool::new(false),
             },
             params,
         ))
@@ -393,10 +411,22 @@ impl Family {
         }
     }
 
-    /// Drops and recreates the tables on the first endpoint.
+    /// Creates the tables on the first endpoint, on a connection kept
+    /// until [`Family::teardown`]. A run's own tables: first takes the
+    /// run's named lock (`GET_LOCK`) and refuses tables that exist already.
     pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
         let ep = &self.endpoints[0];
-        let mut conn = self.open(ep).await?;
+        let fail = |detail: String| AdapterError::Setup {
+            db: self.db,
+            url: ep.shown.clone(),
+            detail,
+        };
+        let mut guard = self.guard.lock().await;
+        let conn = match guard.take() {
+            Some(c) => c,
+            None => self.open(ep).await?,
+        };
+        let conn = guard.insert(conn);
         let create = match schema {
             Schema::Registers => sql::CREATE_REGISTERS,
             Schema::Lists => sql::CREATE_LISTS,
@@ -407,13 +437,85 @@ impl Family {
                 )))
             }
         };
+        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
+            let names = self.tables.for_schema(schema);
+            let lock = self.tables.lock_name();
+            match conn
+                .exec_first::<Option<i64>, _, _>(sql::GET_LOCK, (&lock,))
+                .await
+            {
+                Ok(Some(Some(1))) => {}
+                Ok(Some(Some(0))) => {
+                    return Err(fail(format!(
+                        "the tables {} belong to another run that is still running \
+                         (it holds the lock {lock})",
+                        names.join(", ")
+                    )))
+                }
+                // A server without named locks: the run's own table names
+                // still keep runs apart.
+                other => self.notes.add(format!(
+                    "{}: could not take the lock {lock} ({}); relying on the run's own \
+                     table names",
+                    self.db,
+                    match other {
+                        Err(e) => classify(&e, ep.secret.as_deref()).text(),
+                        Ok(v) => format!("GET_LOCK returned {v:?}"),
+                    }
+                )),
+            }
+            for name in &names {
+                let n = conn
+                    .exec_first::<i64, _, _>(sql::EXISTS, (name,))
+                    .await
+                    .map_err(|e| self.setup_error(ep, &e))?;
+                if n.unwrap_or(0) > 0 {
+                    return Err(fail(format!(
+                        "table {name} already exists: it belongs to another run (or one \
+                         kept with --keep-tables); this run will not touch it"
+                    )));
+                }
+            }
+        }
         for stmt in [sql::DROP, create] {
-            if let Err(e) = conn.query_drop(stmt).await {
+            if let Err(e) = conn.query_drop(self.tables.render(stmt)).await {
                 return Err(self.setup_error(ep, &e));
             }
         }
-        let _ = conn.disconnect().await;
+        self.owned.store(true, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Drops the tables `setup` created (unless `keep`) and closes the
+    /// connection that holds the run's lock, which releases it.
+    pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
+        let held = self.guard.lock().await.take();
+        let ep = &self.endpoints[0];
+        let owned = self.owned.swap(false, Ordering::Relaxed);
+        let mut conn = match held {
+            Some(c) => c,
+            None if owned && !keep => self.open(ep).await?,
+            None => return Ok(()),
+        };
+        let mut result = Ok(());
+        if owned && !keep {
+            let drop = format!(
+                "DROP TABLE IF EXISTS {}",
+                self.tables.all_tables().join(", ")
+            );
+            if let Err(e) = conn.query_drop(drop).await {
+                result = Err(AdapterError::Setup {
+                    db: self.db,
+                    url: ep.shown.clone(),
+                    detail: format!(
+                        "dropping the run's tables: {}",
+                        classify(&e, ep.secret.as_deref()).text()
+                    ),
+                });
+            }
+        }
+        let _ = conn.disconnect().await;
+        result
     }
 
     /// Runs the family's session settings on a new connection.
@@ -456,6 +558,7 @@ impl Family {
                 secret: ep.secret.clone(),
                 reads: self.reads,
                 level_set: None,
+                sql: Rendered::new(self.tables.clone()),
                 classify: extras.classify,
                 dbts: extras.dbts,
             },
@@ -495,6 +598,10 @@ impl Database for Mysql {
         self.family.setup(schema).await
     }
 
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        self.family.teardown(keep_tables).await
+    }
+
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
         let ep = self.family.endpoint(session);
         let mut conn = self.family.open(ep).await?;
@@ -529,6 +636,8 @@ struct MyConn {
     reads: Reads,
     /// The `SET SESSION TRANSACTION ISOLATION LEVEL` statement in force.
     level_set: Option<&'static str>,
+    /// The statements' text with the run's table names.
+    sql: Rendered,
     classify: Classifier,
     dbts: Option<DbtsQuery>,
 }
@@ -551,8 +660,9 @@ impl MyConn {
     where
         P: Into<mysql_async::Params> + Send,
     {
+        let text = self.sql.get(sql);
         let conn = self.conn()?;
-        let r = conn.exec_drop(sql, params).await;
+        let r = conn.exec_drop(&*text, params).await;
         let n = conn.affected_rows();
         r.map(|()| n).map_err(|e| self.err(&e))
     }
@@ -574,10 +684,10 @@ impl Conn for MyConn {
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
-        let stmt = self.reads.read;
+        let stmt = self.sql.get(self.reads.read);
         let r = self
             .conn()?
-            .exec_first::<(i64, bool), _, _>(stmt, (k,))
+            .exec_first::<(i64, bool), _, _>(&*stmt, (k,))
             .await;
         r.map_err(|e| self.err(&e))
     }
@@ -595,8 +705,11 @@ impl Conn for MyConn {
     }
 
     async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError> {
-        let stmt = self.reads.range;
-        let r = self.conn()?.exec::<(i64, i64), _, _>(stmt, (lo, hi)).await;
+        let stmt = self.sql.get(self.reads.range);
+        let r = self
+            .conn()?
+            .exec::<(i64, i64), _, _>(&*stmt, (lo, hi))
+            .await;
         r.map_err(|e| self.err(&e))
     }
 
@@ -607,8 +720,8 @@ impl Conn for MyConn {
     }
 
     async fn read_list(&mut self, k: i64) -> Result<Vec<i64>, DbError> {
-        let stmt = self.reads.list;
-        let r = self.conn()?.exec_first::<String, _, _>(stmt, (k,)).await;
+        let stmt = self.sql.get(self.reads.list);
+        let r = self.conn()?.exec_first::<String, _, _>(&*stmt, (k,)).await;
         match r.map_err(|e| self.err(&e))? {
             None => Ok(Vec::new()),
             Some(text) => parse_list(&text),

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use workloads::Schema;
 
 use crate::error::{redact_url, scrub, AdapterError, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, Notes, SqlSession};
+use crate::tables::{Rendered, TableNames};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
@@ -43,6 +45,11 @@ pub(crate) mod sql {
     pub const SETUP_LISTS: &str = "SET lock_timeout = '10s'; \
          DROP TABLE IF EXISTS isoharness_registers, isoharness_lists; \
          CREATE TABLE isoharness_lists (k BIGINT PRIMARY KEY, v TEXT NOT NULL);";
+    /// Takes the run's advisory lock without waiting: true when taken.
+    pub const TRY_LOCK: &str = "SELECT pg_try_advisory_lock($1)";
+    /// Which of the tables named in $1 already exist in the schema.
+    pub const EXISTING: &str = "SELECT tablename::text FROM pg_catalog.pg_tables \
+         WHERE schemaname = current_schema() AND tablename = ANY($1) ORDER BY 1";
     /// Run on every new session: a lock wait ends in a clean 55P03 before
     /// the harness's own statement timeout abandons the connection.
     pub const SESSION_INIT: &str = "SET lock_timeout = '10s'";
@@ -153,6 +160,13 @@ pub(crate) struct Family {
     classify: Classifier,
     /// What was skipped, said once.
     pub(crate) notes: Arc<Notes>,
+    /// The run's table names.
+    tables: TableNames,
+    /// The connection that created the tables and holds the run's
+    /// advisory lock until [`Family::teardown`].
+    guard: tokio::sync::Mutex<Option<Client>>,
+    /// True once `setup` created the tables (only those are dropped).
+    owned: AtomicBool,
 }
 
 impl Family {
@@ -193,6 +207,9 @@ impl Family {
             reads: Reads::new(opts.read_lock),
             classify,
             notes: Arc::default(),
+            tables: opts.tables.clone(),
+            guard: tokio::sync::Mutex::new(None),
+            owned: AtomicBool::new(false),
         })
     }
 
@@ -241,22 +258,101 @@ impl Family {
         }
     }
 
-    /// Drops and recreates the tables on the first endpoint.
+    /// Creates the tables on the first endpoint, on a connection kept
+    /// until [`Family::teardown`]. A run's own tables: first takes the
+    /// run's advisory lock and refuses tables that exist already.
     pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
         let ep = &self.endpoints[0];
-        let client = self.open(ep).await?;
+        let fail = |detail: String| AdapterError::Setup {
+            db: self.db,
+            url: ep.shown.clone(),
+            detail,
+        };
+        let db_err = |e: &tokio_postgres::Error| {
+            classify_with(e, ep.secret.as_deref(), self.classify).text()
+        };
+        let mut guard = self.guard.lock().await;
+        let client = match guard.take() {
+            Some(c) if !c.is_closed() => c,
+            _ => self.open(ep).await?,
+        };
+        let client = &*guard.insert(client);
+        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
+            let names = self.tables.for_schema(schema);
+            let lock = self.tables.lock_name();
+            match client
+                .query_one(sql::TRY_LOCK, &[&self.tables.lock_key()])
+                .await
+            {
+                Ok(row) => {
+                    if !row.try_get::<_, bool>(0).map_err(|e| fail(db_err(&e)))? {
+                        return Err(fail(format!(
+                            "the tables {} belong to another run that is still running \
+                             (it holds the advisory lock {lock})",
+                            names.join(", ")
+                        )));
+                    }
+                }
+                // A server without advisory locks: the run's own table
+                // names still keep runs apart.
+                Err(e) => self.notes.add(format!(
+                    "{}: could not take the advisory lock {lock} ({}); relying on the \
+                     run's own table names",
+                    self.db,
+                    db_err(&e)
+                )),
+            }
+            let rows = client
+                .query(sql::EXISTING, &[&names])
+                .await
+                .map_err(|e| fail(db_err(&e)))?;
+            if let Some(row) = rows.first() {
+                let name: String = row.try_get(0).map_err(|e| fail(db_err(&e)))?;
+                return Err(fail(format!(
+                    "table {name} already exists: it belongs to another run (or one kept \
+                     with --keep-tables); this run will not touch it"
+                )));
+            }
+        }
         let script = match schema {
             Schema::Registers => sql::SETUP_REGISTERS,
             Schema::Lists => sql::SETUP_LISTS,
             Schema::Tpcc => tpcc::SETUP,
         };
         client
-            .batch_execute(script)
+            .batch_execute(&self.tables.render(script))
+            .await
+            .map_err(|e| fail(db_err(&e)))?;
+        self.owned.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Drops the tables `setup` created (unless `keep`) and closes the
+    /// connection that holds the run's lock, which releases it.
+    pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
+        let held = self.guard.lock().await.take();
+        if !self.owned.swap(false, Ordering::Relaxed) || keep {
+            return Ok(());
+        }
+        let ep = &self.endpoints[0];
+        let client = match held {
+            Some(c) if !c.is_closed() => c,
+            _ => self.open(ep).await?,
+        };
+        let drop = format!(
+            "DROP TABLE IF EXISTS {}",
+            self.tables.all_tables().join(", ")
+        );
+        client
+            .batch_execute(&drop)
             .await
             .map_err(|e| AdapterError::Setup {
                 db: self.db,
                 url: ep.shown.clone(),
-                detail: classify_with(&e, ep.secret.as_deref(), self.classify).text(),
+                detail: format!(
+                    "dropping the run's tables: {}",
+                    classify_with(&e, ep.secret.as_deref(), self.classify).text()
+                ),
             })
     }
 
@@ -295,6 +391,7 @@ impl Family {
             PgConn {
                 client,
                 stmts: HashMap::new(),
+                sql: Rendered::new(self.tables.clone()),
                 secret: ep.secret.clone(),
                 reads: self.reads,
                 classify: self.classify,
@@ -493,6 +590,10 @@ impl Database for Postgres {
         self.family.setup(schema).await
     }
 
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        self.family.teardown(keep_tables).await
+    }
+
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
         let (client, ep) = self.family.connect(session).await?;
         Ok(self.family.session(ep, client, None))
@@ -507,6 +608,8 @@ impl Database for Postgres {
 struct PgConn {
     client: Client,
     stmts: HashMap<&'static str, Statement>,
+    /// The statements' text with the run's table names.
+    sql: Rendered,
     secret: Option<String>,
     reads: Reads,
     classify: Classifier,
@@ -523,7 +626,8 @@ impl PgConn {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql).await.map_err(|e| self.err(e))?;
+        let text = self.sql.get(sql);
+        let s = self.client.prepare(&text).await.map_err(|e| self.err(e))?;
         self.stmts.insert(sql, s.clone());
         Ok(s)
     }

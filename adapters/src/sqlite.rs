@@ -4,16 +4,18 @@
 //! knows; a busy database (`SQLITE_BUSY`) fails the transaction.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use history::Level;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{Connection, Row};
+use sqlx::{AssertSqlSafe, Connection, Row};
 use workloads::Schema;
 
 use crate::error::{AdapterError, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, SqlSession};
+use crate::tables::{Rendered, TableNames};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, Session};
 
 mod tpcc;
@@ -43,6 +45,8 @@ mod sql {
     pub const APPEND: &str = "INSERT INTO isoharness_lists (k, v) VALUES (?1, ?2) \
          ON CONFLICT (k) DO UPDATE SET v = isoharness_lists.v || ',' || excluded.v";
     pub const READ_LIST: &str = "SELECT v FROM isoharness_lists WHERE k = ?1";
+    pub const EXISTS: &str =
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
 }
 
 /// The isolation names `--isolation` accepts for SQLite.
@@ -51,6 +55,10 @@ const NAMES: &str = "serializable (BEGIN DEFERRED), serializable-immediate (BEGI
 /// The SQLite adapter.
 pub struct Sqlite {
     path: PathBuf,
+    /// The run's table names.
+    tables: TableNames,
+    /// True once `setup` created the tables (only those are dropped).
+    owned: AtomicBool,
     busy_timeout: Duration,
     statement_timeout: Duration,
 }
@@ -81,6 +89,8 @@ impl Sqlite {
         };
         Ok(Sqlite {
             path,
+            tables: opts.tables.clone(),
+            owned: AtomicBool::new(false),
             busy_timeout: Duration::from_secs(5),
             statement_timeout: opts.statement_timeout,
         })
@@ -150,25 +160,80 @@ impl Database for Sqlite {
     }
 
     async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
+        let fail = |detail: String| AdapterError::Setup {
+            db: "sqlite",
+            url: self.location(),
+            detail,
+        };
         let mut conn = self.open_conn().await?;
+        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
+            // Runs sharing one file (`--url`) have their own table names;
+            // a table of this run's name that exists is another's.
+            for name in self.tables.for_schema(schema) {
+                let r = sqlx::query_scalar::<_, i64>(sql::EXISTS)
+                    .bind(&name)
+                    .fetch_one(&mut conn)
+                    .await;
+                match r {
+                    Ok(0) => {}
+                    Ok(_) => {
+                        let _ = conn.close().await;
+                        return Err(fail(format!(
+                            "table {name} already exists: it belongs to another run (or one \
+                             kept with --keep-tables); this run will not touch it"
+                        )));
+                    }
+                    Err(e) => {
+                        let _ = conn.close().await;
+                        return Err(fail(error_text(&e)));
+                    }
+                }
+            }
+        }
         let script = match schema {
             Schema::Registers => sql::SETUP_REGISTERS,
             Schema::Lists => sql::SETUP_LISTS,
             Schema::Tpcc => tpcc::SETUP,
         };
-        let r = sqlx::raw_sql(script).execute(&mut conn).await;
+        let script = self.tables.render(script);
+        let r = sqlx::raw_sql(AssertSqlSafe(script))
+            .execute(&mut conn)
+            .await;
+        let _ = conn.close().await;
+        r.map_err(|e| fail(error_text(&e)))?;
+        self.owned.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        if !self.owned.swap(false, Ordering::Relaxed) || keep_tables {
+            return Ok(());
+        }
+        let mut conn = self.open_conn().await?;
+        let script: String = self
+            .tables
+            .all_tables()
+            .iter()
+            .map(|t| format!("DROP TABLE IF EXISTS {t};"))
+            .collect();
+        let r = sqlx::raw_sql(AssertSqlSafe(script))
+            .execute(&mut conn)
+            .await;
         let _ = conn.close().await;
         r.map(|_| ()).map_err(|e| AdapterError::Setup {
             db: "sqlite",
             url: self.location(),
-            detail: error_text(&e),
+            detail: format!("dropping the run's tables: {}", error_text(&e)),
         })
     }
 
     async fn connect(&self, _session: u64) -> Result<Box<dyn Session>, AdapterError> {
         let conn = self.open_conn().await?;
         Ok(Box::new(SqlSession::new(
-            SqliteConn { conn: Some(conn) },
+            SqliteConn {
+                conn: Some(conn),
+                sql: Rendered::new(self.tables.clone()),
+            },
             self.statement_timeout,
         )))
     }
@@ -244,6 +309,8 @@ fn error_text(e: &sqlx::Error) -> String {
 /// One SQLite connection; `None` once closed.
 struct SqliteConn {
     conn: Option<SqliteConnection>,
+    /// The statements' text with the run's table names.
+    sql: Rendered,
 }
 
 impl SqliteConn {
@@ -273,7 +340,7 @@ impl Conn for SqliteConn {
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
-        let row = sqlx::query(sql::READ)
+        let row = sqlx::query(AssertSqlSafe(self.sql.get(sql::READ)))
             .bind(k)
             .fetch_optional(self.c()?)
             .await
@@ -289,7 +356,7 @@ impl Conn for SqliteConn {
     }
 
     async fn insert(&mut self, k: i64, v: i64) -> Result<(), DbError> {
-        let r = sqlx::query(sql::INSERT)
+        let r = sqlx::query(AssertSqlSafe(self.sql.get(sql::INSERT)))
             .bind(k)
             .bind(v)
             .execute(self.c()?)
@@ -298,7 +365,7 @@ impl Conn for SqliteConn {
     }
 
     async fn revive(&mut self, k: i64, v: i64) -> Result<bool, DbError> {
-        let r = sqlx::query(sql::REVIVE)
+        let r = sqlx::query(AssertSqlSafe(self.sql.get(sql::REVIVE)))
             .bind(k)
             .bind(v)
             .execute(self.c()?)
@@ -307,7 +374,7 @@ impl Conn for SqliteConn {
     }
 
     async fn upsert(&mut self, k: i64, v: i64, tomb: bool) -> Result<(), DbError> {
-        let r = sqlx::query(sql::UPSERT)
+        let r = sqlx::query(AssertSqlSafe(self.sql.get(sql::UPSERT)))
             .bind(k)
             .bind(v)
             .bind(i64::from(tomb))
@@ -317,7 +384,7 @@ impl Conn for SqliteConn {
     }
 
     async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError> {
-        let rows = sqlx::query(sql::RANGE)
+        let rows = sqlx::query(AssertSqlSafe(self.sql.get(sql::RANGE)))
             .bind(lo)
             .bind(hi)
             .fetch_all(self.c()?)
@@ -334,7 +401,7 @@ impl Conn for SqliteConn {
     }
 
     async fn append(&mut self, k: i64, v: i64) -> Result<(), DbError> {
-        let r = sqlx::query(sql::APPEND)
+        let r = sqlx::query(AssertSqlSafe(self.sql.get(sql::APPEND)))
             .bind(k)
             .bind(v.to_string())
             .execute(self.c()?)
@@ -343,7 +410,7 @@ impl Conn for SqliteConn {
     }
 
     async fn read_list(&mut self, k: i64) -> Result<Vec<i64>, DbError> {
-        let row = sqlx::query(sql::READ_LIST)
+        let row = sqlx::query(AssertSqlSafe(self.sql.get(sql::READ_LIST)))
             .bind(k)
             .fetch_optional(self.c()?)
             .await

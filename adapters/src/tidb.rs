@@ -235,6 +235,10 @@ impl Database for Tidb {
         self.family.setup(schema).await
     }
 
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        self.family.teardown(keep_tables).await
+    }
+
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
         let ep = self.family.endpoint(session);
         let mut conn = self.family.open(ep).await?;

@@ -151,6 +151,10 @@ impl Database for Yugabyte {
         self.family.setup(schema).await
     }
 
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        self.family.teardown(keep_tables).await
+    }
+
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
         let (client, ep) = self.family.connect(session).await?;
         let version = self.family.version(ep, &client).await?;

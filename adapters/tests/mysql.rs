@@ -371,3 +371,61 @@ async fn sessions_are_spread_over_several_urls() {
         assert!(db.connect(2).await.is_ok());
     }
 }
+
+/// The tables of this database whose names end in `suffix`.
+async fn run_tables(c: &mut mysql_async::Conn, suffix: &str) -> Vec<String> {
+    c.exec(
+        "SELECT table_name FROM information_schema.tables \
+         WHERE table_schema = DATABASE() AND table_name LIKE CONCAT('%', ?) ORDER BY 1",
+        (suffix,),
+    )
+    .await
+    .unwrap()
+}
+
+/// A run owns its tables: while it runs, a second adapter with the same
+/// table names is refused (GET_LOCK); tables kept refuse the next one too;
+/// dropped, they are free again. A refused setup touches nothing.
+#[tokio::test]
+async fn a_runs_tables_are_guarded_and_dropped_at_teardown() {
+    let url = scratch_db("guard").await;
+    let mut c = client(&url).await;
+    let mut opts = OpenOptions::new(vec![url.clone()], std::env::temp_dir());
+    opts.tables = adapters::TableNames::with_suffix("guard_1").unwrap();
+    let first = adapters::open(DbKind::Mysql, &opts).unwrap();
+    let second = adapters::open(DbKind::Mysql, &opts).unwrap();
+    first.setup(&Schema::Lists).await.unwrap();
+    assert_eq!(
+        run_tables(&mut c, "_guard_1").await,
+        ["isoharness_lists_guard_1"]
+    );
+    c.query_drop("INSERT INTO isoharness_lists_guard_1 VALUES (1, '1')")
+        .await
+        .unwrap();
+    let e = second.setup(&Schema::Lists).await.unwrap_err().to_string();
+    assert!(
+        e.contains("belong to another run that is still running") && !e.contains('\n'),
+        "{e}"
+    );
+    second.teardown(false).await.unwrap();
+    let n: Option<i64> = c
+        .query_first("SELECT COUNT(*) FROM isoharness_lists_guard_1")
+        .await
+        .unwrap();
+    assert_eq!(n, Some(1), "the owner's rows are untouched");
+    first.teardown(true).await.unwrap();
+    assert_eq!(run_tables(&mut c, "_guard_1").await.len(), 1);
+    let third = adapters::open(DbKind::Mysql, &opts).unwrap();
+    let e = third.setup(&Schema::Lists).await.unwrap_err().to_string();
+    assert!(
+        e.contains("table isoharness_lists_guard_1 already exists"),
+        "{e}"
+    );
+    c.query_drop("DROP TABLE isoharness_lists_guard_1")
+        .await
+        .unwrap();
+    third.setup(&Schema::Registers).await.unwrap();
+    assert_eq!(run_tables(&mut c, "_guard_1").await.len(), 1);
+    third.teardown(false).await.unwrap();
+    assert!(run_tables(&mut c, "_guard_1").await.is_empty());
+}

@@ -310,3 +310,76 @@ async fn sessions_are_spread_over_several_urls() {
     assert!(db.connect(1).await.is_err());
     assert!(db.connect(2).await.is_ok());
 }
+
+/// The tables a run of suffix `suffix` has in the database.
+async fn run_tables(c: &Client, suffix: &str) -> Vec<String> {
+    let rows = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
+             AND tablename LIKE '%' || $1 ORDER BY 1",
+            &[&suffix],
+        )
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.get(0)).collect()
+}
+
+/// A run owns its tables: while it runs, a second adapter with the same
+/// table names is refused (the advisory lock); its tables kept with
+/// `keep_tables` refuse the next one too (they exist); dropped, they are
+/// free again. A refused setup touches nothing of the owner's.
+#[tokio::test]
+async fn a_runs_tables_are_guarded_and_dropped_at_teardown() {
+    let url = scratch_db("guard").await;
+    let c = client(&url).await;
+    let mut opts = OpenOptions::new(vec![url.clone()], std::env::temp_dir());
+    opts.tables = adapters::TableNames::with_suffix("guard_1").unwrap();
+    let first = adapters::open(DbKind::Postgres, &opts).unwrap();
+    let second = adapters::open(DbKind::Postgres, &opts).unwrap();
+    first.setup(&Schema::Registers).await.unwrap();
+    assert_eq!(
+        run_tables(&c, "_guard_1").await,
+        ["isoharness_registers_guard_1"]
+    );
+    c.batch_execute("INSERT INTO isoharness_registers_guard_1 VALUES (1, 1, false)")
+        .await
+        .unwrap();
+    let e = second
+        .setup(&Schema::Registers)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("belong to another run that is still running") && !e.contains('\n'),
+        "{e}"
+    );
+    // The refused run drops nothing.
+    second.teardown(false).await.unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM isoharness_registers_guard_1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1, "the owner's rows are untouched");
+    // Kept: the lock is gone but the tables stay, and are refused.
+    first.teardown(true).await.unwrap();
+    assert_eq!(run_tables(&c, "_guard_1").await.len(), 1);
+    let third = adapters::open(DbKind::Postgres, &opts).unwrap();
+    let e = third
+        .setup(&Schema::Registers)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("table isoharness_registers_guard_1 already exists"),
+        "{e}"
+    );
+    c.batch_execute("DROP TABLE isoharness_registers_guard_1")
+        .await
+        .unwrap();
+    // Free again; dropped at teardown.
+    third.setup(&Schema::Tpcc).await.unwrap();
+    assert_eq!(run_tables(&c, "_guard_1").await.len(), 8);
+    third.teardown(false).await.unwrap();
+    assert!(run_tables(&c, "_guard_1").await.is_empty());
+}

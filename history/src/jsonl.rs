@@ -387,7 +387,19 @@ pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, 
                 h.txns.push(t);
             }
             Record::Fault(f) => h.faults.push(f),
-            Record::End(e) => h.end = Some(e),
+            Record::End(e) => {
+                // A file cut short, or edited, no longer matches its end
+                // line: what is missing cannot be checked.
+                if e.txns != h.txns.len() as u64 {
+                    return Err(err(format!(
+                        "the end line says the history has {} transactions, but {} precede it \
+                         (a truncated or edited file?)",
+                        e.txns,
+                        h.txns.len()
+                    )));
+                }
+                h.end = Some(e);
+            }
         }
         seen_any = true;
     }

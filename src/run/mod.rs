@@ -62,6 +62,12 @@ struct RunInfo {
     interrupted: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
+    /// The tables the run created (its own names), and whether they were
+    /// kept (`--keep-tables`) or dropped at the end.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tables: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    tables_kept: bool,
     /// The nemesis entries, in their compact syntax.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     nemesis: Vec<String>,
@@ -186,6 +192,8 @@ pub fn command(args: RunArgs) -> Result<u8> {
         opts.seed = seed;
         opts.read_lock = args.read_lock.unwrap_or_default();
         opts.tidb_txn_mode = args.tidb_txn_mode.clone();
+        // The run's own tables: two runs on one database never meet.
+        opts.tables = adapters::TableNames::for_run(&run_id);
         if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
             anyhow::bail!("--bug only applies to --db memdb");
         }
@@ -230,10 +238,29 @@ pub fn command(args: RunArgs) -> Result<u8> {
             &header,
             &history_path,
             faults,
-        ))?;
-        anyhow::Ok((location, iso, phase))
+        ));
+        // Drop the run's tables (only those its setup created), also when
+        // the run failed, and release its lock.
+        let limit = args.connect_timeout + args.statement_timeout;
+        let down =
+            rt.block_on(async { tokio::time::timeout(limit, db.teardown(args.keep_tables)).await });
+        let mut phase = phase?;
+        match down {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => phase.warnings.push(e.to_string()),
+            Err(_) => phase.warnings.push(format!(
+                "dropping the run's tables took longer than {} s",
+                limit.as_secs()
+            )),
+        }
+        let tables = if args.db == crate::cli::DbArg::Memdb {
+            Vec::new()
+        } else {
+            opts.tables.for_schema(&wl.schema())
+        };
+        anyhow::Ok((location, iso, phase, tables))
     })();
-    let (location, iso, phase) = match result {
+    let (location, iso, phase, tables) = match result {
         Ok(r) => r,
         Err(e) => {
             // Nothing was recorded: leave no run folder behind. A history,
@@ -254,6 +281,8 @@ pub fn command(args: RunArgs) -> Result<u8> {
     };
     let report = checkers::check(&h, args.level, &opts);
     let st = stats::compute(&h, phase.elapsed.as_secs_f64());
+    let kept = (args.keep_tables && !tables.is_empty())
+        .then(|| format!("tables kept: {}\n", tables.join(", ")));
     let info = RunInfo {
         id: run_id,
         db: db_name.into(),
@@ -276,6 +305,8 @@ pub fn command(args: RunArgs) -> Result<u8> {
         complete: h.end.is_some(),
         interrupted: phase.interrupted,
         warnings: phase.warnings.clone(),
+        tables_kept: args.keep_tables && !tables.is_empty(),
+        tables,
         nemesis: nemesis.describe(),
     };
     let report_path = dir.join("report.json");
@@ -292,6 +323,9 @@ pub fn command(args: RunArgs) -> Result<u8> {
         eprintln!("warning: {e:#}");
     }
     print_summary(&report, &st, &phase, &history_path, &report_path, seed);
+    if let Some(k) = kept {
+        crate::cli::print_out(&k);
+    }
     if let Some(e) = &args.expect {
         let (met, why) = e.judge(report.verdict, &report.anomaly_counts);
         let word = if met { "met" } else { "NOT met" };

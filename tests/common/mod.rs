@@ -140,3 +140,79 @@ pub fn scratch_db(tag: &str) -> String {
     let port = cfg.get_ports().first().copied().unwrap_or(5432);
     format!("postgres://{auth}@{host}:{port}/{name}")
 }
+
+/// Starts two `harness run`s of the mini workload on `db` at `url`, the
+/// second 0.15 s after the first, each with its own `--out` folder (so
+/// their run ids may well be equal), plus `args`; waits for both and
+/// returns their output and run folders.
+pub fn two_runs_at_once(
+    db: &str,
+    url: &str,
+    args: &[&str],
+) -> Vec<(Output, PathBuf, tempfile::TempDir)> {
+    let mut children = Vec::new();
+    for i in 0..2 {
+        if i > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+        }
+        let out = tempfile::tempdir().unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args([
+                "run",
+                "--db",
+                db,
+                "--url",
+                url,
+                "--workload",
+                "mini",
+                "--keys",
+                "4",
+                "--clients",
+                "4",
+                "--duration",
+                "3s",
+                "--check-timeout",
+                "120s",
+                "--out",
+            ])
+            .arg(out.path())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the harness");
+        children.push((child, out));
+    }
+    children
+        .into_iter()
+        .map(|(child, out)| {
+            let o = child.wait_with_output().unwrap();
+            let dir = run_dir(out.path());
+            (o, dir, out)
+        })
+        .collect()
+}
+
+/// Asserts that both runs of [`two_runs_at_once`] passed, each with its
+/// own tables.
+pub fn assert_both_pass(runs: &[(Output, PathBuf, tempfile::TempDir)]) -> Vec<String> {
+    let mut tables = Vec::new();
+    for (o, dir, _) in runs {
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "each run passes on its own tables:\n{}{}",
+            stdout(o),
+            stderr(o)
+        );
+        let report = read_report(dir);
+        let t = report["run"]["tables"][0]
+            .as_str()
+            .expect("report names its table");
+        assert!(t.starts_with("isoharness_registers_"), "{t}");
+        assert!(report["counts"]["committed"].as_u64().unwrap() > 0);
+        tables.push(t.to_string());
+    }
+    assert_ne!(tables[0], tables[1], "the runs have tables of their own");
+    tables
+}

@@ -2,7 +2,7 @@
 //! parameters are `?N`, every column INTEGER.
 
 use async_trait::async_trait;
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{classify, SqliteConn};
 use crate::error::DbError;
@@ -111,7 +111,7 @@ pub fn sql(stmt: TpccStmt) -> &'static str {
 #[async_trait]
 impl TpccConn for SqliteConn {
     async fn query(&mut self, stmt: TpccStmt, params: &[i64]) -> Result<Vec<Vec<i64>>, DbError> {
-        let mut q = sqlx::query(sql(stmt));
+        let mut q = sqlx::query(AssertSqlSafe(self.sql.get(sql(stmt))));
         for p in params {
             q = q.bind(*p);
         }
@@ -123,7 +123,7 @@ impl TpccConn for SqliteConn {
     }
 
     async fn execute(&mut self, stmt: TpccStmt, params: &[i64]) -> Result<u64, DbError> {
-        let mut q = sqlx::query(sql(stmt));
+        let mut q = sqlx::query(AssertSqlSafe(self.sql.get(sql(stmt))));
         for p in params {
             q = q.bind(*p);
         }

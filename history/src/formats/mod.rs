@@ -293,12 +293,51 @@ pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
     }
 }
 
+/// True when the file holds nothing but whitespace.
+fn is_blank(path: &Path) -> Result<bool, ParseError> {
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    for byte in io::BufReader::new(f).bytes() {
+        if !byte
+            .map_err(|e| ParseError::io(Some(path), e))?
+            .is_ascii_whitespace()
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Reads a history in `format` ([`Format::Auto`]: [`detect`] it).
+///
+/// A history without a single transaction is an error, whatever the
+/// format: an empty or whitespace-only file, `[]`, a Cobra or Viper folder
+/// whose logs are empty, a JSONL file with only a header and an end line.
+/// Nothing in it could be checked, and an "ok" would be meaningless.
 pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
+    if path.is_file() && is_blank(path)? {
+        return Err(ParseError::whole(
+            Some(path),
+            "the file is empty: it holds no transactions",
+        ));
+    }
     let format = match format {
         Format::Auto => detect(path)?,
         f => f,
     };
+    let h = read_as(path, format)?;
+    if h.txns.is_empty() {
+        let what = if format.is_directory() {
+            format!("the {format} logs in this directory hold no transactions")
+        } else {
+            format!("the {format} history holds no transactions")
+        };
+        return Err(ParseError::whole(Some(path), what));
+    }
+    Ok(h)
+}
+
+/// Reads a history known to be in `format`.
+fn read_as(path: &Path, format: Format) -> Result<History, ParseError> {
     if format.is_directory() && !path.is_dir() {
         return Err(ParseError::whole(
             Some(path),
