@@ -38,6 +38,7 @@ pub mod graph;
 pub mod index;
 pub mod interpret;
 pub mod lattice;
+pub mod list_oracle;
 pub mod lists;
 pub mod mini;
 pub mod oracle;
