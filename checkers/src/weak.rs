@@ -145,6 +145,10 @@ pub struct WeakOutcome {
     pub also_fails: Vec<Level>,
     /// Remarks for the report (counterexamples cut, unsupported parts).
     pub notes: Vec<String>,
+    /// With an `Ok` verdict, a commit order satisfying the level: every
+    /// committed transaction (index ids) once, first to commit first, so a
+    /// certificate checker can verify the verdict; `None` otherwise.
+    pub witness: Option<Vec<u32>>,
 }
 
 /// True for the levels this module decides.
@@ -171,11 +175,19 @@ pub fn check_weak_until(
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness: None,
         };
     }
     let mut also_fails = Vec::new();
     let mut findings = false;
-    for f in &ix.findings {
+    // What the lists themselves show wrong counts like the index's findings
+    // (the caller reports both).
+    let list_findings = if ix.history.has_lists() {
+        crate::lists::list_orders(ix).findings
+    } else {
+        Vec::new()
+    };
+    for f in ix.findings.iter().chain(&list_findings) {
         if forbids(level, f.kind, Scope::Item) {
             findings = true;
             for &m in forbidding(f.kind, Scope::Item) {
@@ -194,6 +206,7 @@ pub fn check_weak_until(
             anomalies: Vec::new(),
             also_fails,
             notes: Vec::new(),
+            witness: None,
         };
     }
     let mut out = if level == Level::Pc {
@@ -242,6 +255,10 @@ enum Why {
     Session,
     /// cc: the source is in the reader's causal past.
     Causal,
+    /// A list read (by `reader` at `op`) of `key` shows the source's
+    /// appends before the target's, or (`target` appended nothing it shows)
+    /// ends before the target's.
+    List,
 }
 
 /// One edge label: 16 bytes.
@@ -277,6 +294,9 @@ struct Ev {
     key: u32,
     writer: u32,
     value: Option<Value>,
+    /// False for a list element's writer other than the last one's: a read
+    /// *from* the writer (a premise), not of the version it installed.
+    version: bool,
 }
 
 struct Ctx<'a> {
@@ -290,6 +310,12 @@ struct Ctx<'a> {
     wk: Vec<u32>,
     /// Keys written anywhere, in key order (for range reads), if needed.
     written_sorted: Vec<u32>,
+    /// The history has list reads.
+    lists: bool,
+    /// Per transaction (CSR), the writers of list elements it read besides
+    /// the versions it read: (writer, key, op), each writer once.
+    el_start: Vec<u32>,
+    el: Vec<(u32, u32, u32)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -328,14 +354,54 @@ impl<'a> Ctx<'a> {
                 .collect();
             written_sorted.sort_by(|a, b| ix.keys[*a as usize].cmp(&ix.keys[*b as usize]));
         }
-        Ctx {
+        let mut cx = Ctx {
             ix,
             sess_of,
             pos_of,
             wk_start,
             wk,
             written_sorted,
+            lists: ix.history.has_lists(),
+            el_start: Vec::new(),
+            el: Vec::new(),
+        };
+        if cx.lists {
+            let mut own = vec![0u32; ix.keys.len()];
+            let mut evs = Vec::new();
+            let mut seen = vec![0u32; n];
+            let mut el_start = Vec::with_capacity(n + 1);
+            let mut el = Vec::new();
+            for t in 0..n as u32 {
+                el_start.push(el.len() as u32);
+                if !ix.committed[t as usize] {
+                    continue;
+                }
+                let mut marks = Stamped {
+                    marks: &mut own,
+                    stamp: t + 1,
+                };
+                cx.events(t, &mut marks, &mut evs);
+                for e in evs.iter().filter(|e| !e.version) {
+                    if seen[e.writer as usize] != t + 1 {
+                        seen[e.writer as usize] = t + 1;
+                        el.push((e.writer, e.key, e.op));
+                    }
+                }
+            }
+            el_start.push(el.len() as u32);
+            cx.el_start = el_start;
+            cx.el = el;
         }
+        cx
+    }
+
+    /// The writers of list elements `t` read from besides the versions it
+    /// read: (writer, key, op).
+    fn elements(&self, t: u32) -> &[(u32, u32, u32)] {
+        if self.el_start.is_empty() {
+            return &[];
+        }
+        &self.el[self.el_start[t as usize] as usize..self.el_start[t as usize + 1] as usize]
     }
 
     /// The keys `t` wrote, sorted.
@@ -392,6 +458,7 @@ impl<'a> Ctx<'a> {
                         key,
                         writer,
                         value,
+                        version: true,
                     });
                 }
             };
@@ -405,8 +472,46 @@ impl<'a> Ctx<'a> {
                     key,
                     values: Some(vs),
                 } => {
-                    if let Some(k) = ix.key_id(key) {
-                        push(k, vs.last().copied(), &*own);
+                    let Some(k) = ix.key_id(key) else { continue };
+                    // After its own appends, the part before them is
+                    // what it read.
+                    let Some(vs) = self.external_part(t, o, k, vs, &*own) else {
+                        continue;
+                    };
+                    let last = vs.last().copied();
+                    let lw = last.and_then(|v| self.resolve(t, k, Some(v)));
+                    // Every element's writer is read from.
+                    for (i, v) in vs.iter().enumerate() {
+                        let Some(l) = ix.writer.get(&(k, *v)) else {
+                            continue;
+                        };
+                        let w = l.txn;
+                        let dup =
+                            i > 0 && ix.writer.get(&(k, vs[i - 1])).is_some_and(|p| p.txn == w);
+                        if dup
+                            || Some(w) == lw
+                            || w == t
+                            || !ix.committed[w as usize]
+                            || ix.history.txns[w as usize].status == Status::Fail
+                        {
+                            continue;
+                        }
+                        out.push(Ev {
+                            op: o,
+                            key: k,
+                            writer: w,
+                            value: Some(*v),
+                            version: false,
+                        });
+                    }
+                    if let Some(writer) = if last.is_none() { Some(INIT) } else { lw } {
+                        out.push(Ev {
+                            op: o,
+                            key: k,
+                            writer,
+                            value: last,
+                            version: true,
+                        });
                     }
                 }
                 Op::ReadList { values: None, .. } => {}
@@ -439,6 +544,34 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// The external part of list read `vs` of `k` at op `o` of `t`: without
+    /// the transaction's own appends before it, which must end it (`None`
+    /// when they do not: the index reports that).
+    fn external_part<'v>(
+        &self,
+        t: u32,
+        o: u32,
+        k: u32,
+        vs: &'v [Value],
+        own: &dyn OwnKeys,
+    ) -> Option<&'v [Value]> {
+        if !own.has(k) {
+            return Some(vs);
+        }
+        let key = &self.ix.keys[k as usize];
+        let c = self.ix.history.txns[t as usize].ops[..o as usize]
+            .iter()
+            .filter(|p| matches!(p, Op::Append { key: pk, .. } if pk == key))
+            .count();
+        if c == 0 || vs.len() < c {
+            return None;
+        }
+        let (ext, tail) = vs.split_at(vs.len() - c);
+        tail.iter()
+            .all(|v| self.ix.writer.get(&(k, *v)).is_some_and(|l| l.txn == t))
+            .then_some(ext)
     }
 
     /// `t`'s external read events (allocating; for explanations).
@@ -519,9 +652,13 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
     let sat = build(&cx, level);
     let method = "saturation";
     if !explain {
-        let bad = sat.init_count > 0 || has_cycle(&sat.graph);
+        let witness = if sat.init_count > 0 {
+            None
+        } else {
+            topo_order(ix, &sat.graph)
+        };
         return WeakOutcome {
-            verdict: if bad {
+            verdict: if witness.is_none() {
                 WeakVerdict::Anomalous
             } else {
                 WeakVerdict::Ok
@@ -530,6 +667,7 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness,
         };
     }
     let mut anomalies = Vec::new();
@@ -573,12 +711,6 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
             sat.init_count
         ));
     }
-    if ix.history.has_lists() {
-        notes.push(
-            "list reads are taken as reads of the last element's writer; the list order itself is checked separately"
-                .into(),
-        );
-    }
     let bad = sat.init_count > 0 || total_cycles > 0;
     WeakOutcome {
         verdict: if bad {
@@ -590,7 +722,44 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
         anomalies,
         also_fails,
         notes,
+        witness: if bad {
+            None
+        } else {
+            topo_order(ix, &sat.graph)
+        },
     }
+}
+
+/// A topological order of the committed transactions in `g` (smallest id
+/// first among the ready ones), or `None` when `g` has a cycle: for rc, ra
+/// and cc any such order of the saturated graph is a commit order.
+fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
+    let n = g.node_count();
+    let mut indeg = vec![0u32; n];
+    for v in 0..n as u32 {
+        for (_, w) in g.out(v) {
+            indeg[w as usize] += 1;
+        }
+    }
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = (0..n as u32)
+        .filter(|&v| indeg[v as usize] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    let mut done = 0usize;
+    while let Some(std::cmp::Reverse(v)) = heap.pop() {
+        done += 1;
+        if ix.committed.get(v as usize).copied().unwrap_or(false) {
+            order.push(v);
+        }
+        for (_, w) in g.out(v) {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                heap.push(std::cmp::Reverse(w));
+            }
+        }
+    }
+    (done == n).then_some(order)
 }
 
 /// The graph `so ∪ wr ∪ forced` of a level, and the forced edges into the
@@ -615,21 +784,26 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
     }
     let mut seen = vec![0u32; n];
     for t3 in ix.committed_txns() {
-        for r in ix.reads(t3) {
-            if r.writer != INIT && seen[r.writer as usize] != t3 + 1 {
-                seen[r.writer as usize] = t3 + 1;
+        let elements = cx.elements(t3).iter().map(|&(w, key, op)| (w, key, op));
+        let versions = ix.reads(t3).iter().map(|r| (r.writer, r.key, r.op));
+        for (w, key, op) in versions.chain(elements) {
+            if w != INIT && seen[w as usize] != t3 + 1 {
+                seen[w as usize] = t3 + 1;
                 b.edge(
-                    r.writer,
+                    w,
                     t3,
                     WLabel {
                         why: Why::Wr,
-                        key: r.key,
+                        key,
                         reader: t3,
-                        op: r.op,
+                        op,
                     },
                 );
             }
         }
+    }
+    if cx.lists {
+        list_edges(cx, &mut b);
     }
     let mut inits = Vec::new();
     let mut init_count = 0;
@@ -643,6 +817,43 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
         graph: b.build(),
         inits,
         init_count,
+    }
+}
+
+/// The commit order the lists show: per key, the writers in the order of
+/// the longest read, and every other committed writer of the key after the
+/// last of them (its appends would show in every later version). Every read
+/// is a prefix of the longest, or the lists' findings fail the level.
+fn list_edges(cx: &Ctx, b: &mut GraphBuilder<WLabel>) {
+    let ix = cx.ix;
+    let lo = crate::lists::list_orders(ix);
+    let mut in_chain = vec![0u32; ix.len()];
+    let mut writers: Vec<Vec<u32>> = vec![Vec::new(); ix.keys.len()];
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            writers[w.key as usize].push(t);
+        }
+    }
+    for (&k, chain) in &lo.chains {
+        let (reader, op) = lo.shown_by[&k];
+        let label = WLabel {
+            why: Why::List,
+            key: k,
+            reader,
+            op,
+        };
+        for w in chain.windows(2) {
+            b.edge(w[0], w[1], label);
+        }
+        let Some(&last) = chain.last() else { continue };
+        for &t in chain {
+            in_chain[t as usize] = k + 1;
+        }
+        for &u in &writers[k as usize] {
+            if in_chain[u as usize] != k + 1 {
+                b.edge(last, u, label);
+            }
+        }
     }
 }
 
@@ -683,13 +894,14 @@ fn rc_edges(
             })
             // Saturating: two range reads must not overflow (debug panic).
             .fold(0usize, usize::saturating_add);
-        if read_ops == rs.len() {
+        if read_ops == rs.len() && !cx.lists {
             evs.clear();
             evs.extend(rs.iter().map(|r| Ev {
                 op: r.op,
                 key: r.key,
                 writer: r.writer,
                 value: r.value,
+                version: true,
             }));
         } else {
             let mut marks = Stamped {
@@ -744,11 +956,11 @@ fn rc_edges(
                 }
                 // The next read of the same key, if from someone else.
                 let k = e.key as usize;
-                if kst[k] == stamp && first[k] != e.writer {
+                if e.version && kst[k] == stamp && first[k] != e.writer {
                     co(b, inits, init_count, e.writer, first[k], label(e.key));
                 }
             }
-            for e in &evs[j..i] {
+            for e in evs[j..i].iter().filter(|e| e.version) {
                 let k = e.key as usize;
                 if kst[k] != stamp {
                     kst[k] = stamp;
@@ -806,6 +1018,12 @@ fn ra_edges(
                 if r.writer != INIT && seen[r.writer as usize] != stamp {
                     seen[r.writer as usize] = stamp;
                     preds.push(r.writer);
+                }
+            }
+            for &(w, _, _) in cx.elements(t3) {
+                if seen[w as usize] != stamp {
+                    seen[w as usize] = stamp;
+                    preds.push(w);
                 }
             }
             for &t1 in &preds {
@@ -895,10 +1113,11 @@ fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
             seen[prev as usize] = stamp;
             pairs.push((t3, prev));
         }
-        for r in ix.reads(t3) {
-            if r.writer != INIT && seen[r.writer as usize] != stamp {
-                seen[r.writer as usize] = stamp;
-                pairs.push((t3, r.writer));
+        let elements = cx.elements(t3).iter().map(|e| e.0);
+        for w in ix.reads(t3).iter().map(|r| r.writer).chain(elements) {
+            if w != INIT && seen[w as usize] != stamp {
+                seen[w as usize] = stamp;
+                pairs.push((t3, w));
             }
         }
     }
@@ -1030,29 +1249,6 @@ fn cc_edges(
             }
         }
     }
-}
-
-/// Kahn's algorithm: true when the graph has a cycle.
-fn has_cycle<L: Copy>(g: &Graph<L>) -> bool {
-    let n = g.node_count();
-    let mut indeg = vec![0u32; n];
-    for v in 0..n as u32 {
-        for (_, w) in g.out(v) {
-            indeg[w as usize] += 1;
-        }
-    }
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-    let mut done = 0usize;
-    while let Some(v) = stack.pop() {
-        done += 1;
-        for (_, w) in g.out(v) {
-            indeg[w as usize] -= 1;
-            if indeg[w as usize] == 0 {
-                stack.push(w);
-            }
-        }
-    }
-    done < n
 }
 
 /// The shortest cycle (session steps free) of each cyclic component, at
@@ -1235,6 +1431,7 @@ fn causal_path(cx: &Ctx, from: u32, to: u32, wr_only: bool) -> Option<Vec<u32>> 
             .reads(v)
             .iter()
             .map(|r| r.writer)
+            .chain(cx.elements(v).iter().map(|e| e.0))
             .filter(|&w| w != INIT)
             .chain(so_pred);
         for p in preds {
@@ -1381,6 +1578,51 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
                 views.push(plain_edge(cx, e.from, e.to, true));
             }
             Why::Wr => views.push(plain_edge(cx, e.from, e.to, false)),
+            Why::List => {
+                let kk = &ix.keys[e.label.key as usize];
+                let (reader, op) = (e.label.reader, e.label.op);
+                show_txn(&mut order, reader);
+                let shown = match &ix.history.txns[reader as usize].ops[op as usize] {
+                    Op::ReadList {
+                        values: Some(vs), ..
+                    } => format!("{vs:?}"),
+                    _ => "a list".to_string(),
+                };
+                let writes_shown = |t: u32| match &ix.history.txns[reader as usize].ops[op as usize]
+                {
+                    Op::ReadList {
+                        values: Some(vs), ..
+                    } => vs.iter().any(|v| {
+                        ix.writer
+                            .get(&(e.label.key, *v))
+                            .is_some_and(|w| w.txn == t)
+                    }),
+                    _ => false,
+                };
+                let reason = if writes_shown(e.to) {
+                    format!(
+                        "{} read {kk}={shown}: {}'s appends come before {}'s",
+                        tn(ix, reader),
+                        tn(ix, e.from),
+                        tn(ix, e.to)
+                    )
+                } else {
+                    format!(
+                        "{} read {kk}={shown}, which ends with {}'s appends and has none of {}'s: {} committed later",
+                        tn(ix, reader),
+                        tn(ix, e.from),
+                        tn(ix, e.to),
+                        tn(ix, e.to)
+                    )
+                };
+                views.push(EdgeView {
+                    from: id(e.from),
+                    to: id(e.to),
+                    kind: EdgeKind::Ww,
+                    key: Some(kk.clone()),
+                    reason,
+                });
+            }
             _ => {
                 let j = justify(cx, e.from, e.to, e.label);
                 let t3 = e.label.reader;
@@ -1504,6 +1746,7 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
         anomalies: Vec::new(),
         also_fails: Vec::new(),
         notes: Vec::new(),
+        witness: None,
     };
     // Prefix consistency implies causal consistency, which is cheap.
     let cc = saturate(ix, Level::Cc, explain);
@@ -1521,6 +1764,7 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness: None,
         };
     }
     if ix.history.has_lists() {
@@ -1574,6 +1818,7 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
         anomalies,
         also_fails,
         notes,
+        witness: None,
     }
 }
 
