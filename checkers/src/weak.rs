@@ -475,7 +475,7 @@ impl<'a> Ctx<'a> {
                     let Some(k) = ix.key_id(key) else { continue };
                     // After its own appends, the part before them is
                     // what it read.
-                    let Some(vs) = self.external_part(t, o, k, vs, &*own) else {
+                    let Some(vs) = self.external_part(t, o, k, vs, own.has(k)) else {
                         continue;
                     };
                     let last = vs.last().copied();
@@ -555,9 +555,9 @@ impl<'a> Ctx<'a> {
         o: u32,
         k: u32,
         vs: &'v [Value],
-        own: &dyn OwnKeys,
+        wrote_before: bool,
     ) -> Option<&'v [Value]> {
-        if !own.has(k) {
+        if !wrote_before {
             return Some(vs);
         }
         let key = &self.ix.keys[k as usize];
@@ -1767,11 +1767,8 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
             witness: None,
         };
     }
-    if ix.history.has_lists() {
-        return unknown("prefix consistency of list-append histories is not supported");
-    }
     let cx = Ctx::new(ix);
-    let split = split_history(&cx);
+    let (split, origin) = split_history(&cx);
     let six = Index::new(&split);
     let opts = GeneralOptions {
         deadline,
@@ -1780,8 +1777,17 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
     let mut anomalies = Vec::new();
     let mut also_fails = Vec::new();
     let mut notes = Vec::new();
+    let mut witness = None;
     let verdict = match check_general(&six, Level::StrongSessionSi, &opts) {
-        General::Ok { .. } => WeakVerdict::Ok,
+        General::Ok { .. } => {
+            witness = pc_witness(&six, &origin, deadline);
+            if witness.is_none() {
+                return unknown(
+                    "prefix consistency holds, but no commit order was found in time to show it",
+                );
+            }
+            WeakVerdict::Ok
+        }
         General::Forced { cycles, .. } => {
             if explain {
                 for c in cycles.iter().take(MAX_SHOWN) {
@@ -1818,17 +1824,19 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
         anomalies,
         also_fails,
         notes,
-        witness: None,
+        witness,
     }
 }
 
 /// Each committed transaction as a read-only transaction (its external
-/// reads, as plain reads) followed in its session by a write-only one (its
-/// installed writes). Both keep the original id, so explanations name the
-/// original transactions.
-fn split_history(cx: &Ctx) -> History {
+/// reads, as plain reads, or its lists' external parts as list reads)
+/// followed in its session by a write-only one (its installed writes, or
+/// all its appends). Both keep the original id, so explanations name the
+/// original transactions; the second result is each part's original index.
+fn split_history(cx: &Ctx) -> (History, Vec<u32>) {
     let ix = cx.ix;
     let mut txns = Vec::with_capacity(2 * ix.len());
+    let mut origin = Vec::with_capacity(2 * ix.len());
     let mut own = vec![0u32; ix.keys.len()];
     let mut evs = Vec::new();
     for t in ix.committed_txns() {
@@ -1843,30 +1851,135 @@ fn split_history(cx: &Ctx) -> History {
             x.start = orig.start;
             x.end = orig.end;
             txns.push(x);
+            origin.push(t);
         };
         if !evs.is_empty() {
             part(
                 evs.iter()
-                    .map(|e| Op::Read {
-                        key: ix.keys[e.key as usize].clone(),
-                        value: e.value,
+                    .filter(|e| e.version)
+                    .map(|e| {
+                        let key = ix.keys[e.key as usize].clone();
+                        match &orig.ops[e.op as usize] {
+                            Op::ReadList {
+                                values: Some(vs), ..
+                            } => {
+                                // The external part (events exist only
+                                // for reads whose own appends end them).
+                                let ext = own_prefix(cx, t, e.op, e.key, vs);
+                                Op::ReadList {
+                                    key,
+                                    values: Some(ext.to_vec()),
+                                }
+                            }
+                            _ => Op::Read {
+                                key,
+                                value: e.value,
+                            },
+                        }
                     })
                     .collect(),
             );
         }
-        let ws = ix.writes(t);
+        let mut ws: Vec<Op> = orig
+            .ops
+            .iter()
+            .filter(|o| matches!(o, Op::Append { .. }))
+            .cloned()
+            .collect();
+        ws.extend(
+            ix.writes(t)
+                .iter()
+                .filter(|w| !matches!(orig.ops[w.op as usize], Op::Append { .. }))
+                .map(|w| Op::Write {
+                    key: ix.keys[w.key as usize].clone(),
+                    value: w.value,
+                }),
+        );
         if !ws.is_empty() {
-            part(
-                ws.iter()
-                    .map(|w| Op::Write {
-                        key: ix.keys[w.key as usize].clone(),
-                        value: w.value,
-                    })
-                    .collect(),
-            );
+            part(ws);
         }
     }
-    History::from_txns(txns)
+    (History::from_txns(txns), origin)
+}
+
+/// The external part of list read `vs` of key `k` at op `o` of `t` (see
+/// [`Ctx::external_part`]); `vs` itself when it is not known.
+fn own_prefix<'v>(cx: &Ctx, t: u32, o: u32, k: u32, vs: &'v [Value]) -> &'v [Value] {
+    let key = &cx.ix.keys[k as usize];
+    let wrote = cx.ix.history.txns[t as usize].ops[..o as usize]
+        .iter()
+        .any(|op| op.written().is_some_and(|(pk, _)| pk == key));
+    cx.external_part(t, o, k, vs, wrote).unwrap_or(vs)
+}
+
+/// A commit order of the original transactions from a strong-session SI
+/// schedule of the split history `six` (`origin`: each part's original
+/// transaction): each transaction commits when its last part does. The
+/// schedule comes from the same polygraph the SI check solves; `None` when
+/// it cannot be had in time.
+fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<Vec<u32>> {
+    use crate::acyclic::{Acyclic, FIXED};
+    use crate::depgraph::{Model, Orders};
+    use crate::polygraph::{prune, Polygraph, Pruned};
+    use crate::solve::{solve, Solved, Strategy};
+    let chains = if six.history.has_lists() {
+        crate::lists::list_orders(six).chains
+    } else {
+        FxHashMap::default()
+    };
+    let orders = Orders::of(Level::StrongSessionSi);
+    let p = Polygraph::build(six, Model::Si, orders, &chains, true, 60_000_000).ok()?;
+    // Any topological order of the known edges to start from.
+    let n = p.nodes;
+    let mut indeg = vec![0u32; n];
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(f, t, _) in &p.known {
+        indeg[t as usize] += 1;
+        succ[f as usize].push(t);
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        for &w in &succ[v as usize] {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                stack.push(w);
+            }
+        }
+    }
+    if order.len() != n {
+        return None;
+    }
+    let mut g = Acyclic::new(&order);
+    for &(f, t, _) in &p.known {
+        g.add(f, t, FIXED).ok()?;
+    }
+    let mut state = vec![None; p.constraints.len()];
+    let Pruned::Open(open) = prune(&p, &mut g, &mut state, deadline) else {
+        return None;
+    };
+    let pos = if open.is_empty() {
+        g.positions()
+    } else {
+        let polarity = vec![true; open.len()];
+        match solve(&p, g, &open, &polarity, deadline, Strategy::Theory) {
+            Solved::Sat(_, pos) => pos,
+            _ => return None,
+        }
+    };
+    // Each original transaction at its last part's commit.
+    let mut at: FxHashMap<u32, u32> = FxHashMap::default();
+    for (s, &t) in origin.iter().enumerate() {
+        if six.committed[s] {
+            let c = pos[2 * s + 1];
+            let e = at.entry(t).or_insert(c);
+            *e = (*e).max(c);
+        }
+    }
+    let mut co: Vec<(u32, u32)> = at.into_iter().map(|(t, c)| (c, t)).collect();
+    co.sort_unstable();
+    Some(co.into_iter().map(|(_, t)| t).collect())
 }
 
 /// Maps a counterexample of the split history back: the original
