@@ -122,6 +122,7 @@ fn ts(id: u64, session: u64, status: Status, ops: Vec<Op>) -> Txn {
 /// Asserts the verdict at every level: ok exactly at the levels in `ok`
 /// (and that the brute-force list oracle agrees).
 fn assert_levels(h: &History, ok: &[Level]) {
+    let mut wrong = Vec::new();
     for l in ALL {
         assert_eq!(
             checkers::list_oracle::satisfies(h, l),
@@ -134,8 +135,11 @@ fn assert_levels(h: &History, ok: &[Level]) {
         } else {
             Verdict::Anomalous
         };
-        assert_eq!(rep.verdict, want, "{l}: {}", rep.summary());
+        if rep.verdict != want {
+            wrong.push(format!("{l}: want {want:?}, got {}", rep.summary()));
+        }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 const WEAK: [Level; 4] = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
