@@ -217,6 +217,9 @@ pub fn check_weak_until(
     if findings && out.verdict != WeakVerdict::Anomalous {
         out.verdict = WeakVerdict::Anomalous;
     }
+    if out.verdict != WeakVerdict::Ok {
+        out.witness = None;
+    }
     if out.verdict == WeakVerdict::Anomalous {
         also_fails.extend(stronger_or_equal(level));
     }

@@ -49,13 +49,24 @@ fn agree(h: &History, i: usize) -> [bool; 10] {
     out
 }
 
-fn run(cfg: &GenConfig, seed: u64, count: usize) -> Vec<[usize; 2]> {
+/// Pairs of levels (weaker, stronger) whose separation is counted: how
+/// many histories satisfy the first and not the second.
+const SEPARATIONS: [(usize, usize); 6] = [(0, 1), (1, 2), (2, 3), (3, 5), (4, 7), (4, 5)];
+
+/// Per level, how many histories were anomalous and ok; and per pair of
+/// [`SEPARATIONS`], how many separated them.
+fn run(cfg: &GenConfig, seed: u64, count: usize) -> (Vec<[usize; 2]>, Vec<usize>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut seen = vec![[0usize; 2]; LEVELS.len()];
+    let mut apart = vec![0usize; SEPARATIONS.len()];
     for i in 0..count {
         let h = random_list_history(&mut rng, cfg);
-        for (li, ok) in agree(&h, i).into_iter().enumerate() {
+        let v = agree(&h, i);
+        for (li, &ok) in v.iter().enumerate() {
             seen[li][usize::from(ok)] += 1;
+        }
+        for (p, &(a, b)) in SEPARATIONS.iter().enumerate() {
+            apart[p] += usize::from(v[a] && !v[b]);
         }
     }
     for (li, s) in seen.iter().enumerate() {
@@ -64,7 +75,13 @@ fn run(cfg: &GenConfig, seed: u64, count: usize) -> Vec<[usize; 2]> {
             LEVELS[li], s[0], s[1]
         );
     }
-    seen
+    for (p, &(a, b)) in SEPARATIONS.iter().enumerate() {
+        eprintln!(
+            "seed {seed:#x} {} ok and {} anomalous: {}",
+            LEVELS[a], LEVELS[b], apart[p]
+        );
+    }
+    (seen, apart)
 }
 
 #[test]
@@ -83,7 +100,7 @@ fn list_checker_agrees_with_the_oracle() {
         p_fork: 0.15,
         ..GenConfig::default()
     };
-    let seen = run(&cfg, 0x11575, 10_000);
+    let (seen, _) = run(&cfg, 0x11575, 10_000);
     for (li, s) in seen.iter().enumerate() {
         assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
     }
@@ -107,8 +124,37 @@ fn list_checker_agrees_on_fresh_snapshots() {
         p_fork: 0.05,
         ..GenConfig::default()
     };
-    let seen = run(&cfg, 0xf2e5, 10_000);
+    let (seen, _) = run(&cfg, 0xf2e5, 10_000);
     for (li, s) in seen.iter().enumerate() {
         assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
+    }
+}
+
+#[test]
+fn list_checker_agrees_on_forks() {
+    // Snapshots that leave out recent transactions, more sessions and
+    // reads: long forks and causality violations, so that the weak levels
+    // come apart.
+    let cfg = GenConfig {
+        max_txns: 6,
+        sessions: 4,
+        keys: 2,
+        max_ops: 5,
+        p_fail: 0.05,
+        p_info: 0.1,
+        p_wild: 0.0,
+        max_stale: 3,
+        per_read_stale: 0.1,
+        session_floor: 0.9,
+        p_fork: 0.5,
+        ..GenConfig::default()
+    };
+    let (seen, apart) = run(&cfg, 0xf04c, 20_000);
+    for (li, s) in seen.iter().enumerate() {
+        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
+    }
+    for (p, &n) in apart.iter().enumerate() {
+        let (a, b) = SEPARATIONS[p];
+        assert!(n > 20, "{} vs {}: {n}", LEVELS[a], LEVELS[b]);
     }
 }
