@@ -123,12 +123,15 @@ fn before_pairs(h: &History, inc: &[bool], level: Level) -> Vec<(usize, usize)> 
 
 type Lists = HashMap<Key, Vec<Value>>;
 
+/// A transaction's appends, per key in program order.
+type Appends = Vec<(Key, Vec<Value>)>;
+
 /// Runs `t` on `snapshot`: whether each list read (of an `ok` transaction)
 /// returns the snapshot's list followed by its own appends so far; and the
 /// appends to install, per key in program order.
-fn run(h: &History, t: usize, snapshot: &Lists) -> Option<Vec<(Key, Vec<Value>)>> {
+fn run(h: &History, t: usize, snapshot: &Lists) -> Option<Appends> {
     let txn = &h.txns[t];
-    let mut own: Vec<(Key, Vec<Value>)> = Vec::new();
+    let mut own: Appends = Vec::new();
     for op in &txn.ops {
         match op {
             Op::Append { key, value } => match own.iter_mut().find(|(k, _)| k == key) {
@@ -212,7 +215,7 @@ fn si_schedule(h: &History, inc: &[bool], before: &[(usize, usize)]) -> bool {
         committed: Vec<bool>,
         /// Commits that happened while each transaction ran.
         during: Vec<Vec<usize>>,
-        pending: Vec<Option<Vec<(Key, Vec<Value>)>>>,
+        pending: Vec<Option<Appends>>,
     }
     fn go(s: &mut S, store: &Lists, left: usize) -> bool {
         if left == 0 {

@@ -139,12 +139,11 @@ fn violation(h: &History, level: Level, order: &[u32]) -> Option<String> {
         }
     }
     for m in 0..n {
-        for a in 0..n {
-            if hb[a][m] {
-                for b in 0..n {
-                    if hb[m][b] {
-                        hb[a][b] = true;
-                    }
+        let via = hb[m].clone();
+        for row in hb.iter_mut() {
+            if row[m] {
+                for (cell, &reach) in row.iter_mut().zip(&via) {
+                    *cell |= reach;
                 }
             }
         }
