@@ -8,10 +8,15 @@
 //! read shows came after every version anyone read. With the order known,
 //! SER and SI are decided by one cycle search, as for mini-transactions.
 //!
+//! A read after the transaction's own appends to the key must end with
+//! exactly them (the index reports it when not); the part before them is
+//! the version its snapshot held, and takes part here like any other read.
+//!
 //! Anomalies only lists can show: two reads that are not prefixes of one
 //! another (incompatible order), an element twice in one read (duplicate
-//! elements), a transaction's appends to a key split up or incomplete in a
-//! read, and thin-air or aborted elements anywhere in a list.
+//! elements), a transaction's appends to a key split up, incomplete or out
+//! of order in a read, and thin-air, aborted or future elements anywhere
+//! in a list.
 
 use rustc_hash::FxHashMap;
 

@@ -4,7 +4,8 @@
 //! transactions, each reading from a slightly stale snapshot of it, so that
 //! many histories are valid at some level and many are not. A few reads are
 //! then made arbitrary (aborted, intermediate, future or thin-air values),
-//! and some transactions fail or end unknown.
+//! and some transactions fail or end unknown. [`random_list_history`] does
+//! the same with appends and list reads.
 
 use history::{History, Key, Op, Status, Txn, Value};
 use rand::{Rng, RngExt};

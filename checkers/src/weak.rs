@@ -40,6 +40,27 @@
 //! x first and y second, rc would hold (T3 may see T2 commit between its
 //! two reads) and ra would fail (T3 saw some of T2's writes, not all).
 //!
+//! # Lists
+//!
+//! A list read of `x` reads the version installed by the writer of its last
+//! element (`t2` of the axiom; the initial version when the list is empty),
+//! and reads *from* the writer of every element: each gives a `wr` edge and
+//! a premise. After the transaction's own appends to `x`, only the part
+//! before them counts (the index checks they end the list). The version
+//! `t2` installed holds exactly the appends of the writers committed up to
+//! `t2`, in `co` order, so the order of the longest read of each key (which
+//! every other read is a prefix of, or the lists' findings fail the level)
+//! is part of `co`, and every other committed writer of `x` commits after
+//! its last writer. These edges join the saturated graph (rc, ra, cc) and
+//! the split history keeps the lists (pc).
+//!
+//! # Witnesses
+//!
+//! An `ok` verdict comes with a commit order ([`WeakOutcome::witness`]):
+//! for rc, ra and cc a topological order of the saturated graph; for pc
+//! the order in which the write parts commit in a strong-session SI
+//! schedule of the split history, solved for again from its polygraph.
+//!
 //! # Saturation
 //!
 //! For rc, ra and cc the premise of the axiom does not mention `co`, so the
@@ -1455,17 +1476,29 @@ fn plain_edge(cx: &Ctx, a: u32, b: u32, so: bool) -> EdgeView {
     let id = |t: u32| ix.history.txns[t as usize].id;
     if let Some(e) = evs.iter().find(|e| e.writer == a) {
         let k = &ix.keys[e.key as usize];
-        return EdgeView {
-            from: id(a),
-            to: id(b),
-            kind: EdgeKind::Wr,
-            key: Some(k.clone()),
-            reason: format!(
+        let list = matches!(
+            ix.history.txns[b as usize].ops[e.op as usize],
+            Op::ReadList { .. }
+        );
+        let reason = match e.value {
+            Some(v) if list => format!(
+                "{} read list {k} holding {v}, appended by {}",
+                tn(ix, b),
+                tn(ix, a)
+            ),
+            _ => format!(
                 "{} read {k}={}, written by {}",
                 tn(ix, b),
                 show(e.value),
                 tn(ix, a)
             ),
+        };
+        return EdgeView {
+            from: id(a),
+            to: id(b),
+            kind: EdgeKind::Wr,
+            key: Some(k.clone()),
+            reason,
         };
     }
     EdgeView {
@@ -1656,7 +1689,9 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
         }
     }
     let (common, level) = name_of(&justs);
+    let listed = edges.iter().any(|e| e.label.why == Why::List);
     let head = match common {
+        None if listed => "the order the lists show contradicts session order or read-from",
         None if session => "session order and read-from form a cycle",
         None => "transactions read from each other in a cycle",
         c => what(c),
