@@ -1953,11 +1953,13 @@ fn own_prefix<'v>(cx: &Ctx, t: u32, o: u32, k: u32, vs: &'v [Value]) -> &'v [Val
 /// A commit order of the original transactions from a strong-session SI
 /// schedule of the split history `six` (`origin`: each part's original
 /// transaction): each transaction commits when its last part does. The
-/// schedule comes from the same polygraph the SI check solves; `None` when
-/// it cannot be had in time.
+/// schedule is a topological order of the begin/commit graph of a version
+/// order: first the SI check's cheap guess (each key's writers in the order
+/// of a topological order of the known edges), then the solver's, from the
+/// same polygraph the SI check solves. `None` when neither is had in time.
 fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<Vec<u32>> {
     use crate::acyclic::{Acyclic, FIXED};
-    use crate::depgraph::{Model, Orders};
+    use crate::depgraph::{DepGraph, Model, Orders, VersionOrder, Why as DWhy};
     use crate::polygraph::{prune, Polygraph, Pruned};
     use crate::solve::{solve, Solved, Strategy};
     let chains = if six.history.has_lists() {
@@ -1966,29 +1968,42 @@ fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<
         FxHashMap::default()
     };
     let orders = Orders::of(Level::StrongSessionSi);
-    let p = Polygraph::build(six, Model::Si, orders, &chains, true, 60_000_000).ok()?;
-    // Any topological order of the known edges to start from.
-    let n = p.nodes;
-    let mut indeg = vec![0u32; n];
-    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for &(f, t, _) in &p.known {
-        indeg[t as usize] += 1;
-        succ[f as usize].push(t);
+    let known = Polygraph::build(six, Model::Si, orders, &chains, false, 0).ok()?;
+    let known_pairs: Vec<(u32, u32)> = known.known.iter().map(|e| (e.0, e.1)).collect();
+    let order = kahn(known.nodes, &known_pairs)?;
+    let mut position = vec![0u32; known.nodes];
+    for (i, &v) in order.iter().enumerate() {
+        position[v as usize] = i as u32;
     }
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(v) = stack.pop() {
-        order.push(v);
-        for &w in &succ[v as usize] {
-            indeg[w as usize] -= 1;
-            if indeg[w as usize] == 0 {
-                stack.push(w);
-            }
+    let mut per_key: Vec<Vec<(u32, u32)>> = vec![Vec::new(); six.keys.len()];
+    for t in six.committed_txns() {
+        for w in six.writes(t) {
+            per_key[w.key as usize].push((position[2 * t as usize + 1], t));
         }
     }
-    if order.len() != n {
-        return None;
+    let mut vo = VersionOrder::new();
+    for (k, ws) in per_key.iter_mut().enumerate() {
+        ws.sort_unstable();
+        let mut prev = INIT;
+        for &(_, t) in ws.iter() {
+            vo.link(k as u32, prev, t, DWhy::Chosen);
+            prev = t;
+        }
     }
+    let dg = DepGraph::build(six, &vo, Model::Si, orders);
+    let g = &dg.graph;
+    let pairs: Vec<(u32, u32)> = (0..g.node_count() as u32)
+        .flat_map(|v| g.out(v).map(move |(_, w)| (v, w)))
+        .collect();
+    if let Some(sched) = kahn(g.node_count(), &pairs) {
+        let mut pos = vec![0u32; g.node_count()];
+        for (i, &v) in sched.iter().enumerate() {
+            pos[v as usize] = i as u32;
+        }
+        return Some(commit_order(six, origin, &pos));
+    }
+    // The solver's schedule.
+    let p = Polygraph::build(six, Model::Si, orders, &chains, true, 60_000_000).ok()?;
     let mut g = Acyclic::new(&order);
     for &(f, t, _) in &p.known {
         g.add(f, t, FIXED).ok()?;
@@ -2006,7 +2021,35 @@ fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<
             _ => return None,
         }
     };
-    // Each original transaction at its last part's commit.
+    Some(commit_order(six, origin, &pos))
+}
+
+/// A topological order of the graph on `n` nodes with edges `pairs`, or
+/// `None` when it has a cycle.
+fn kahn(n: usize, pairs: &[(u32, u32)]) -> Option<Vec<u32>> {
+    let succ = Csr::from_pairs(n, pairs);
+    let mut indeg = vec![0u32; n];
+    for &(_, t) in pairs {
+        indeg[t as usize] += 1;
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        for &w in succ.of(v) {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                stack.push(w);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+/// The original transactions in the order their last parts commit, given
+/// each split-history node's position in a schedule (begin and commit
+/// nodes `2s` and `2s + 1` of part `s`).
+fn commit_order(six: &Index, origin: &[u32], pos: &[u32]) -> Vec<u32> {
     let mut at: FxHashMap<u32, u32> = FxHashMap::default();
     for (s, &t) in origin.iter().enumerate() {
         if six.committed[s] {
@@ -2017,7 +2060,7 @@ fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<
     }
     let mut co: Vec<(u32, u32)> = at.into_iter().map(|(t, c)| (c, t)).collect();
     co.sort_unstable();
-    Some(co.into_iter().map(|(_, t)| t).collect())
+    co.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Maps a counterexample of the split history back: the original
