@@ -137,6 +137,7 @@ use crate::graph::{CycleScratch, Graph, GraphBuilder, PathEdge};
 use crate::index::{Index, INIT};
 use crate::interpret::counterexample;
 use crate::lattice::{forbidding, forbids, stronger_or_equal};
+use crate::lists::ListOrders;
 use crate::report::{Anomaly, EdgeKind, EdgeView};
 
 /// The answer for one weak level.
@@ -203,12 +204,12 @@ pub fn check_weak_until(
     let mut findings = false;
     // What the lists themselves show wrong counts like the index's findings
     // (the caller reports both).
-    let list_findings = if ix.history.has_lists() {
-        crate::lists::list_orders(ix).findings
-    } else {
-        Vec::new()
-    };
-    for f in ix.findings.iter().chain(&list_findings) {
+    let lo = ix
+        .history
+        .has_lists()
+        .then(|| crate::lists::list_orders(ix));
+    let list_findings = lo.as_ref().map_or(&[][..], |l| &l.findings[..]);
+    for f in ix.findings.iter().chain(list_findings) {
         if forbids(level, f.kind, Scope::Item) {
             findings = true;
             for &m in forbidding(f.kind, Scope::Item) {
@@ -231,9 +232,9 @@ pub fn check_weak_until(
         };
     }
     let mut out = if level == Level::Pc {
-        check_pc(ix, explain, findings, deadline)
+        check_pc(ix, explain, findings, deadline, lo.as_ref())
     } else {
-        saturate(ix, level, explain)
+        saturate(ix, level, explain, lo.as_ref())
     };
     if findings && out.verdict != WeakVerdict::Anomalous {
         out.verdict = WeakVerdict::Anomalous;
@@ -336,6 +337,8 @@ struct Ctx<'a> {
     written_sorted: Vec<u32>,
     /// The history has list reads.
     lists: bool,
+    /// What its list reads say, when it has them.
+    lo: Option<&'a ListOrders>,
     /// Per transaction (CSR), the writers of list elements it read besides
     /// the versions it read: (writer, key, op), each writer once.
     el_start: Vec<u32>,
@@ -343,7 +346,7 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ix: &'a Index<'a>) -> Ctx<'a> {
+    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>) -> Ctx<'a> {
         let n = ix.len();
         let mut sess_of = vec![NONE; n];
         let mut pos_of = vec![NONE; n];
@@ -386,6 +389,7 @@ impl<'a> Ctx<'a> {
             wk,
             written_sorted,
             lists: ix.history.has_lists(),
+            lo,
             el_start: Vec::new(),
             el: Vec::new(),
         };
@@ -671,8 +675,8 @@ struct Saturated {
     init_count: usize,
 }
 
-fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
-    let cx = Ctx::new(ix);
+fn saturate(ix: &Index, level: Level, explain: bool, lo: Option<&ListOrders>) -> WeakOutcome {
+    let cx = Ctx::new(ix, lo);
     let sat = build(&cx, level);
     let method = "saturation";
     if !explain {
@@ -850,7 +854,7 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
 /// is a prefix of the longest, or the lists' findings fail the level.
 fn list_edges(cx: &Ctx, b: &mut GraphBuilder<WLabel>) {
     let ix = cx.ix;
-    let lo = crate::lists::list_orders(ix);
+    let Some(lo) = cx.lo else { return };
     let mut in_chain = vec![0u32; ix.len()];
     let mut writers: Vec<Vec<u32>> = vec![Vec::new(); ix.keys.len()];
     for t in ix.committed_txns() {
@@ -1777,7 +1781,13 @@ fn init_to_anomaly(cx: &Ctx, v: &InitViolation) -> (Anomaly, Level) {
 // pc: split transactions, strong-session SI
 // ---------------------------------------------------------------------------
 
-fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>) -> WeakOutcome {
+fn check_pc(
+    ix: &Index,
+    explain: bool,
+    findings: bool,
+    deadline: Option<Instant>,
+    lo: Option<&ListOrders>,
+) -> WeakOutcome {
     let unknown = |why: &str| WeakOutcome {
         verdict: WeakVerdict::Unknown(why.to_string()),
         method: "split SI",
@@ -1787,7 +1797,7 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
         witness: None,
     };
     // Prefix consistency implies causal consistency, which is cheap.
-    let cc = saturate(ix, Level::Cc, explain);
+    let cc = saturate(ix, Level::Cc, explain, lo);
     if cc.verdict == WeakVerdict::Anomalous {
         return WeakOutcome {
             method: "saturation (cc)",
@@ -1805,7 +1815,7 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
             witness: None,
         };
     }
-    let cx = Ctx::new(ix);
+    let cx = Ctx::new(ix, lo);
     let (split, origin) = split_history(&cx);
     let six = Index::new(&split);
     let opts = GeneralOptions {
