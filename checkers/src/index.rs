@@ -675,6 +675,69 @@ mod tests {
         );
     }
 
+    fn a(k: i64, v: i64) -> Op {
+        Op::Append {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+    fn rl(k: i64, vs: &[i64]) -> Op {
+        Op::ReadList {
+            key: Key::Int(k),
+            values: Some(vs.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_list_read_after_own_appends_reads_the_rest_externally() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(1, 1)]),
+            Txn::new(1, 1, Status::Ok, vec![a(1, 2), a(1, 3), rl(1, &[1, 2, 3])]),
+            Txn::new(2, 2, Status::Ok, vec![a(1, 4), rl(1, &[4])]),
+        ]);
+        let ix = Index::new(&h);
+        assert!(ix.findings.is_empty(), "{:?}", ix.findings);
+        assert_eq!(ix.reads(1).len(), 1);
+        assert_eq!(ix.reads(1)[0].writer, 0);
+        assert_eq!(ix.reads(2)[0].writer, INIT);
+    }
+
+    #[test]
+    fn a_list_read_after_own_appends_must_end_with_them() {
+        use AnomalyKind::*;
+        let with = |ops: Vec<Op>| {
+            kinds(&History::from_txns(vec![
+                Txn::new(0, 0, Status::Ok, vec![a(1, 1)]),
+                Txn::new(1, 1, Status::Ok, ops),
+            ]))
+        };
+        assert_eq!(with(vec![a(1, 2), rl(1, &[1])]), vec![NotMyOwnWrite]);
+        assert_eq!(with(vec![a(1, 2), rl(1, &[2, 1])]), vec![NotMyOwnWrite]);
+        assert_eq!(
+            with(vec![a(1, 2), a(1, 3), rl(1, &[1, 2])]),
+            vec![NotMyLastWrite]
+        );
+        assert_eq!(
+            with(vec![a(1, 2), a(1, 3), rl(1, &[1, 3, 2])]),
+            vec![NotMyLastWrite]
+        );
+        assert_eq!(with(vec![a(1, 2), a(1, 3), rl(1, &[1, 2, 3])]), vec![]);
+    }
+
+    #[test]
+    fn an_info_append_seen_anywhere_in_a_list_committed() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Info, vec![a(1, 1)]),
+            Txn::new(1, 1, Status::Info, vec![a(1, 2)]),
+            Txn::new(2, 2, Status::Ok, vec![rl(1, &[1, 2])]),
+            Txn::new(3, 3, Status::Info, vec![a(1, 3)]),
+            Txn::new(4, 4, Status::Fail, vec![rl(1, &[3])]),
+        ]);
+        let ix = Index::new(&h);
+        assert_eq!(ix.committed, vec![true, true, true, false, false]);
+        assert_eq!(ix.info_committed, 2);
+    }
+
     #[test]
     fn range_reads_read_unlisted_keys_as_absent() {
         let h = History::from_txns(vec![

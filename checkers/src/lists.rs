@@ -235,3 +235,72 @@ fn segments_ok(
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::{History, Key, Txn};
+
+    fn a(k: i64, v: i64) -> Op {
+        Op::Append {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+    fn rl(k: i64, vs: &[i64]) -> Op {
+        Op::ReadList {
+            key: Key::Int(k),
+            values: Some(vs.to_vec()),
+        }
+    }
+    fn ok(id: u64, ops: Vec<Op>) -> Txn {
+        Txn::new(id, id, Status::Ok, ops)
+    }
+    fn kinds(h: &History) -> Vec<AnomalyKind> {
+        list_orders(&Index::new(h))
+            .findings
+            .iter()
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    #[test]
+    fn a_writers_appends_must_all_show_in_order() {
+        use AnomalyKind::*;
+        let two = ok(0, vec![a(1, 1), a(1, 2)]);
+        let read = |vs: &[i64]| {
+            kinds(&History::from_txns(vec![
+                two.clone(),
+                ok(1, vec![a(1, 3)]),
+                ok(2, vec![rl(1, vs)]),
+            ]))
+        };
+        assert_eq!(read(&[1, 2, 3]), vec![]);
+        assert_eq!(read(&[2, 3]), vec![IncompatibleOrder], "missing its first");
+        assert_eq!(read(&[2, 1, 3]), vec![IncompatibleOrder], "out of order");
+        assert_eq!(read(&[1, 3]), vec![IntermediateRead], "missing its last");
+        assert_eq!(read(&[1, 3, 2]), vec![IntermediateRead], "split up");
+    }
+
+    #[test]
+    fn an_element_from_the_readers_future_is_a_future_read() {
+        let h = History::from_txns(vec![
+            ok(0, vec![a(1, 1)]),
+            ok(1, vec![rl(1, &[5, 1]), a(1, 5)]),
+        ]);
+        assert_eq!(kinds(&h), vec![AnomalyKind::FutureRead]);
+    }
+
+    #[test]
+    fn an_internal_read_orders_what_comes_before_its_own_appends() {
+        let h = History::from_txns(vec![
+            ok(0, vec![a(1, 1)]),
+            ok(1, vec![a(1, 2)]),
+            ok(2, vec![a(1, 3), rl(1, &[1, 2, 3])]),
+            ok(3, vec![rl(1, &[1])]),
+        ]);
+        let lo = list_orders(&Index::new(&h));
+        assert!(lo.findings.is_empty(), "{:?}", lo.findings);
+        assert_eq!(lo.chains[&0], vec![0, 1]);
+    }
+}
