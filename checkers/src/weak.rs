@@ -758,9 +758,9 @@ fn saturate(ix: &Index, level: Level, explain: bool, lo: Option<&ListOrders>) ->
     }
 }
 
-/// A topological order of the committed transactions in `g` (smallest id
-/// first among the ready ones), or `None` when `g` has a cycle: for rc, ra
-/// and cc any such order of the saturated graph is a commit order.
+/// A topological order of the committed transactions in `g`, or `None`
+/// when `g` has a cycle (Kahn's algorithm): for rc, ra and cc any such
+/// order of the saturated graph is a commit order.
 fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
     let n = g.node_count();
     let mut indeg = vec![0u32; n];
@@ -769,13 +769,10 @@ fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
             indeg[w as usize] += 1;
         }
     }
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = (0..n as u32)
-        .filter(|&v| indeg[v as usize] == 0)
-        .map(std::cmp::Reverse)
-        .collect();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
     let mut order = Vec::with_capacity(n);
     let mut done = 0usize;
-    while let Some(std::cmp::Reverse(v)) = heap.pop() {
+    while let Some(v) = stack.pop() {
         done += 1;
         if ix.committed.get(v as usize).copied().unwrap_or(false) {
             order.push(v);
@@ -783,7 +780,7 @@ fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
         for (_, w) in g.out(v) {
             indeg[w as usize] -= 1;
             if indeg[w as usize] == 0 {
-                heap.push(std::cmp::Reverse(w));
+                stack.push(w);
             }
         }
     }
