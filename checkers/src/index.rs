@@ -9,7 +9,12 @@
 //! version order.
 //!
 //! What counts as committed: `ok` transactions, and `info` transactions
-//! whose writes an `ok` transaction observed (they must have committed).
+//! whose writes an `ok` transaction observed (they must have committed),
+//! including an append seen anywhere in a list, not only at its end.
+//!
+//! A list read after the transaction's own appends to the key must end
+//! with exactly those appends; the part before them is an external read of
+//! the version its snapshot held (the writer of the part's last element).
 //! An unobserved `info` transaction is treated as aborted, which can only
 //! remove constraints, never add an anomaly. Only `ok` transactions' reads
 //! are evidence: an aborted transaction's reads constrain nothing, and an
@@ -252,9 +257,13 @@ impl<'h> Index<'h> {
         let mut own: FxHashMap<u32, (Value, u32)> = FxHashMap::default(); // last own write, op
         let mut first_read: FxHashMap<u32, Option<Value>> = FxHashMap::default();
         let mut nonrep_reported: Vec<u32> = Vec::new();
+        // Per key: how many appends the transaction made so far.
+        let mut own_appends: FxHashMap<u32, u32> = FxHashMap::default();
+        let no_own: FxHashMap<u32, (Value, u32)> = FxHashMap::default();
         for (t, txn) in h.txns.iter().enumerate() {
             self.read_start.push(self.reads.len() as u32);
             own.clear();
+            own_appends.clear();
             first_read.clear();
             nonrep_reported.clear();
             let t32 = t as u32;
@@ -282,16 +291,36 @@ impl<'h> Index<'h> {
                     }
                     Op::ReadList { key, values } => {
                         // A list read reads the version installed by the
-                        // writer of its last element (Plume, Elle).
+                        // writer of its last element (Plume, Elle). After
+                        // the transaction's own appends it must end with
+                        // them, and what comes before them is an external
+                        // read of the version its snapshot held.
                         let Some(vs) = values else { continue };
                         let k = self.intern(key);
+                        let c = own_appends.get(&k).copied().unwrap_or(0) as usize;
+                        if c > 0 {
+                            match self.own_tail(t32, o32, k, vs, c) {
+                                Ok(()) => {}
+                                Err(kind) => {
+                                    out.push(Finding {
+                                        kind,
+                                        txn: t32,
+                                        op: o32,
+                                        other: None,
+                                        key: k,
+                                    });
+                                    continue;
+                                }
+                            }
+                        }
+                        let prefix = &vs[..vs.len() - c];
                         self.observe(
                             t32,
                             o32,
                             k,
-                            vs.last().copied(),
+                            prefix.last().copied(),
                             false,
-                            &own,
+                            &no_own,
                             &mut first_read,
                             &mut nonrep_reported,
                             out,
@@ -340,12 +369,45 @@ impl<'h> Index<'h> {
                         if let Some((k, v)) = op.written() {
                             let k = self.key_ids[k];
                             own.insert(k, (v, o32));
+                            if matches!(op, Op::Append { .. }) {
+                                *own_appends.entry(k).or_insert(0) += 1;
+                            }
                         }
                     }
                 }
             }
         }
         self.read_start.push(self.reads.len() as u32);
+    }
+
+    /// Whether list read `vs` of `k` by `t` at op `o` ends with exactly the
+    /// `c` appends `t` made to `k` before it, in order; else the anomaly.
+    fn own_tail(&self, t: u32, o: u32, k: u32, vs: &[Value], c: usize) -> Result<(), AnomalyKind> {
+        let own_at = |v: &Value| {
+            self.writer
+                .get(&(k, *v))
+                .filter(|l| l.txn == t && l.op < o)
+                .map(|l| l.op)
+        };
+        let fits = vs.len() >= c && {
+            let mut prev: Option<u32> = None;
+            vs[vs.len() - c..].iter().all(|v| match own_at(v) {
+                Some(op) if prev.is_none_or(|p| p < op) => {
+                    prev = Some(op);
+                    true
+                }
+                _ => false,
+            })
+        };
+        if fits {
+            return Ok(());
+        }
+        // Seeing an earlier own append last is not seeing the last one.
+        if vs.last().and_then(own_at).is_some() {
+            Err(AnomalyKind::NotMyLastWrite)
+        } else {
+            Err(AnomalyKind::NotMyOwnWrite)
+        }
     }
 
     /// Records one read of `k` by transaction `t` at op `o`.
@@ -442,6 +504,41 @@ impl<'h> Index<'h> {
             if txn.status == Status::Ok {
                 self.committed[t] = true;
                 stack.push(t as u32);
+            }
+        }
+        // Every element of a list an `ok` transaction read was appended by
+        // a transaction that committed, not only the last one.
+        let mut found: Vec<u32> = Vec::new();
+        for (t, txn) in h.txns.iter().enumerate() {
+            if txn.status != Status::Ok {
+                continue;
+            }
+            for op in &txn.ops {
+                let Op::ReadList {
+                    key,
+                    values: Some(vs),
+                } = op
+                else {
+                    continue;
+                };
+                let Some(&k) = self.key_ids.get(key) else {
+                    continue;
+                };
+                for v in vs {
+                    if let Some(l) = self.writer.get(&(k, *v)) {
+                        let w = l.txn as usize;
+                        if w != t && !self.committed[w] && h.txns[w].status == Status::Info {
+                            found.push(l.txn);
+                        }
+                    }
+                }
+            }
+        }
+        for w in found {
+            if !self.committed[w as usize] {
+                self.committed[w as usize] = true;
+                self.info_committed += 1;
+                stack.push(w);
             }
         }
         while let Some(t) = stack.pop() {
@@ -576,6 +673,69 @@ mod tests {
             ix.findings.is_empty(),
             "a failed txn's thin-air read is not evidence"
         );
+    }
+
+    fn a(k: i64, v: i64) -> Op {
+        Op::Append {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+    fn rl(k: i64, vs: &[i64]) -> Op {
+        Op::ReadList {
+            key: Key::Int(k),
+            values: Some(vs.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_list_read_after_own_appends_reads_the_rest_externally() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(1, 1)]),
+            Txn::new(1, 1, Status::Ok, vec![a(1, 2), a(1, 3), rl(1, &[1, 2, 3])]),
+            Txn::new(2, 2, Status::Ok, vec![a(1, 4), rl(1, &[4])]),
+        ]);
+        let ix = Index::new(&h);
+        assert!(ix.findings.is_empty(), "{:?}", ix.findings);
+        assert_eq!(ix.reads(1).len(), 1);
+        assert_eq!(ix.reads(1)[0].writer, 0);
+        assert_eq!(ix.reads(2)[0].writer, INIT);
+    }
+
+    #[test]
+    fn a_list_read_after_own_appends_must_end_with_them() {
+        use AnomalyKind::*;
+        let with = |ops: Vec<Op>| {
+            kinds(&History::from_txns(vec![
+                Txn::new(0, 0, Status::Ok, vec![a(1, 1)]),
+                Txn::new(1, 1, Status::Ok, ops),
+            ]))
+        };
+        assert_eq!(with(vec![a(1, 2), rl(1, &[1])]), vec![NotMyOwnWrite]);
+        assert_eq!(with(vec![a(1, 2), rl(1, &[2, 1])]), vec![NotMyOwnWrite]);
+        assert_eq!(
+            with(vec![a(1, 2), a(1, 3), rl(1, &[1, 2])]),
+            vec![NotMyLastWrite]
+        );
+        assert_eq!(
+            with(vec![a(1, 2), a(1, 3), rl(1, &[1, 3, 2])]),
+            vec![NotMyLastWrite]
+        );
+        assert_eq!(with(vec![a(1, 2), a(1, 3), rl(1, &[1, 2, 3])]), vec![]);
+    }
+
+    #[test]
+    fn an_info_append_seen_anywhere_in_a_list_committed() {
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Info, vec![a(1, 1)]),
+            Txn::new(1, 1, Status::Info, vec![a(1, 2)]),
+            Txn::new(2, 2, Status::Ok, vec![rl(1, &[1, 2])]),
+            Txn::new(3, 3, Status::Info, vec![a(1, 3)]),
+            Txn::new(4, 4, Status::Fail, vec![rl(1, &[3])]),
+        ]);
+        let ix = Index::new(&h);
+        assert_eq!(ix.committed, vec![true, true, true, false, false]);
+        assert_eq!(ix.info_committed, 2);
     }
 
     #[test]

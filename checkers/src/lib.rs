@@ -24,8 +24,9 @@
 //!   the SI machinery);
 //! * [`lattice`]: which levels imply which, and what each forbids;
 //! * [`check`](mod@check): choosing a method and assembling the report;
-//! * [`oracle`] and [`testgen`]: brute-force reference semantics and random
-//!   small histories, for testing all of the above.
+//! * [`oracle`], [`list_oracle`] and [`testgen`]: brute-force reference
+//!   semantics (registers, lists) and random small histories, for testing
+//!   all of the above.
 
 pub mod acyclic;
 pub mod anomaly;
@@ -38,6 +39,7 @@ pub mod graph;
 pub mod index;
 pub mod interpret;
 pub mod lattice;
+pub mod list_oracle;
 pub mod lists;
 pub mod mini;
 pub mod oracle;

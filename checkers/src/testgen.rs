@@ -4,7 +4,8 @@
 //! transactions, each reading from a slightly stale snapshot of it, so that
 //! many histories are valid at some level and many are not. A few reads are
 //! then made arbitrary (aborted, intermediate, future or thin-air values),
-//! and some transactions fail or end unknown.
+//! and some transactions fail or end unknown. [`random_list_history`] does
+//! the same with appends and list reads.
 
 use history::{History, Key, Op, Status, Txn, Value};
 use rand::{Rng, RngExt};
@@ -227,6 +228,143 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
             Some(s) => s,
             None => rng.random_range(0..cfg.sessions.max(1)),
         };
+        session_last[session] = Some(i);
+        let base = 10 * i as u64 + 20;
+        let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
+        let end = start + 1 + rng.random_range(0..15u64);
+        session_end[session] = end;
+        let mut t = Txn::new(i as u64, session as u64, status[i], ops);
+        t.start = Some(start);
+        t.end = if status[i] == Status::Info && rng.random_bool(0.5) {
+            None
+        } else {
+            Some(end)
+        };
+        txns.push(t);
+    }
+    History::from_txns(txns)
+}
+
+/// One random list-append history: appends and list reads, simulated like
+/// [`random_history`] (stale, forked and per-read snapshots, sessions,
+/// times, `fail` and `info` transactions), with reads after the
+/// transaction's own appends, and a few lists made arbitrary (an element
+/// dropped, moved, doubled, or from nowhere). `mini` is ignored.
+pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
+    let n = rng.random_range(1..=cfg.max_txns);
+    let mut next_value: Value = 1;
+    let mut plans: Vec<Vec<Plan>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let ops = rng.random_range(1..=cfg.max_ops);
+        let mut p = Vec::new();
+        for _ in 0..ops {
+            let k = rng.random_range(0..cfg.keys);
+            if rng.random_bool(0.5) {
+                p.push(Plan::R(k));
+            } else {
+                p.push(Plan::W(k, next_value));
+                next_value += 1;
+            }
+        }
+        plans.push(p);
+    }
+    let status: Vec<Status> = (0..n)
+        .map(|_| {
+            let x: f64 = rng.random();
+            if x < cfg.p_fail {
+                Status::Fail
+            } else if x < cfg.p_fail + cfg.p_info {
+                Status::Info
+            } else {
+                Status::Ok
+            }
+        })
+        .collect();
+    let mut txns = Vec::with_capacity(n);
+    let mut session_end: Vec<u64> = vec![0; cfg.sessions.max(1)];
+    let mut session_last: Vec<Option<usize>> = vec![None; cfg.sessions.max(1)];
+    for i in 0..n {
+        let session = rng.random_range(0..cfg.sessions.max(1));
+        let mut snap = i - rng.random_range(0..=cfg.max_stale.min(i));
+        if let Some(last) = session_last[session] {
+            if rng.random_bool(cfg.session_floor) {
+                snap = snap.max(last + 1);
+            }
+        }
+        let mut skip: Vec<usize> = Vec::new();
+        for j in snap.saturating_sub(cfg.max_stale.max(1))..snap {
+            if rng.random_bool(cfg.p_fork) {
+                skip.push(j);
+            }
+        }
+        let mut ops = Vec::new();
+        let mut own: Vec<(i64, Value)> = Vec::new();
+        for op in &plans[i] {
+            match *op {
+                Plan::W(k, v) => {
+                    own.push((k, v));
+                    ops.push(Op::Append {
+                        key: Key::Int(k),
+                        value: v,
+                    });
+                }
+                Plan::R(k) => {
+                    let snap = if rng.random_bool(cfg.per_read_stale) {
+                        i - rng.random_range(0..=cfg.max_stale.min(i))
+                    } else {
+                        snap
+                    };
+                    let mut vs: Vec<Value> = Vec::new();
+                    for (j, p) in plans.iter().enumerate().take(snap) {
+                        if status[j] == Status::Fail || skip.contains(&j) {
+                            continue;
+                        }
+                        for o in p {
+                            if let Plan::W(kk, vv) = o {
+                                if *kk == k {
+                                    vs.push(*vv);
+                                }
+                            }
+                        }
+                    }
+                    vs.extend(own.iter().filter(|w| w.0 == k).map(|w| w.1));
+                    if rng.random_bool(cfg.p_wild) {
+                        let others: Vec<Value> = plans
+                            .iter()
+                            .flatten()
+                            .filter_map(|o| match o {
+                                Plan::W(kk, vv) if *kk == k => Some(*vv),
+                                _ => None,
+                            })
+                            .collect();
+                        match rng.random_range(0..5) {
+                            0 if !vs.is_empty() => {
+                                let at = rng.random_range(0..vs.len());
+                                vs.remove(at);
+                            }
+                            1 if vs.len() >= 2 => {
+                                let at = rng.random_range(0..vs.len() - 1);
+                                vs.swap(at, at + 1);
+                            }
+                            2 if !vs.is_empty() => {
+                                let at = rng.random_range(0..vs.len());
+                                vs.push(vs[at]);
+                            }
+                            3 if !others.is_empty() => {
+                                let v = others[rng.random_range(0..others.len())];
+                                let at = rng.random_range(0..=vs.len());
+                                vs.insert(at, v);
+                            }
+                            _ => vs.push(next_value + 1000),
+                        }
+                    }
+                    ops.push(Op::ReadList {
+                        key: Key::Int(k),
+                        values: Some(vs),
+                    });
+                }
+            }
+        }
         session_last[session] = Some(i);
         let base = 10 * i as u64 + 20;
         let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);

@@ -40,6 +40,27 @@
 //! x first and y second, rc would hold (T3 may see T2 commit between its
 //! two reads) and ra would fail (T3 saw some of T2's writes, not all).
 //!
+//! # Lists
+//!
+//! A list read of `x` reads the version installed by the writer of its last
+//! element (`t2` of the axiom; the initial version when the list is empty),
+//! and reads *from* the writer of every element: each gives a `wr` edge and
+//! a premise. After the transaction's own appends to `x`, only the part
+//! before them counts (the index checks they end the list). The version
+//! `t2` installed holds exactly the appends of the writers committed up to
+//! `t2`, in `co` order, so the order of the longest read of each key (which
+//! every other read is a prefix of, or the lists' findings fail the level)
+//! is part of `co`, and every other committed writer of `x` commits after
+//! its last writer. These edges join the saturated graph (rc, ra, cc) and
+//! the split history keeps the lists (pc).
+//!
+//! # Witnesses
+//!
+//! An `ok` verdict comes with a commit order ([`WeakOutcome::witness`]):
+//! for rc, ra and cc a topological order of the saturated graph; for pc
+//! the order in which the write parts commit in a strong-session SI
+//! schedule of the split history, solved for again from its polygraph.
+//!
 //! # Saturation
 //!
 //! For rc, ra and cc the premise of the axiom does not mention `co`, so the
@@ -116,6 +137,7 @@ use crate::graph::{CycleScratch, Graph, GraphBuilder, PathEdge};
 use crate::index::{Index, INIT};
 use crate::interpret::counterexample;
 use crate::lattice::{forbidding, forbids, stronger_or_equal};
+use crate::lists::ListOrders;
 use crate::report::{Anomaly, EdgeKind, EdgeView};
 
 /// The answer for one weak level.
@@ -145,6 +167,10 @@ pub struct WeakOutcome {
     pub also_fails: Vec<Level>,
     /// Remarks for the report (counterexamples cut, unsupported parts).
     pub notes: Vec<String>,
+    /// With an `Ok` verdict, a commit order satisfying the level: every
+    /// committed transaction (index ids) once, first to commit first, so a
+    /// certificate checker can verify the verdict; `None` otherwise.
+    pub witness: Option<Vec<u32>>,
 }
 
 /// True for the levels this module decides.
@@ -171,11 +197,19 @@ pub fn check_weak_until(
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness: None,
         };
     }
     let mut also_fails = Vec::new();
     let mut findings = false;
-    for f in &ix.findings {
+    // What the lists themselves show wrong counts like the index's findings
+    // (the caller reports both).
+    let lo = ix
+        .history
+        .has_lists()
+        .then(|| crate::lists::list_orders(ix));
+    let list_findings = lo.as_ref().map_or(&[][..], |l| &l.findings[..]);
+    for f in ix.findings.iter().chain(list_findings) {
         if forbids(level, f.kind, Scope::Item) {
             findings = true;
             for &m in forbidding(f.kind, Scope::Item) {
@@ -194,15 +228,19 @@ pub fn check_weak_until(
             anomalies: Vec::new(),
             also_fails,
             notes: Vec::new(),
+            witness: None,
         };
     }
     let mut out = if level == Level::Pc {
-        check_pc(ix, explain, findings, deadline)
+        check_pc(ix, explain, findings, deadline, lo.as_ref())
     } else {
-        saturate(ix, level, explain)
+        saturate(ix, level, explain, lo.as_ref())
     };
     if findings && out.verdict != WeakVerdict::Anomalous {
         out.verdict = WeakVerdict::Anomalous;
+    }
+    if out.verdict != WeakVerdict::Ok {
+        out.witness = None;
     }
     if out.verdict == WeakVerdict::Anomalous {
         also_fails.extend(stronger_or_equal(level));
@@ -242,6 +280,10 @@ enum Why {
     Session,
     /// cc: the source is in the reader's causal past.
     Causal,
+    /// A list read (by `reader` at `op`) of `key` shows the source's
+    /// appends before the target's, or (`target` appended nothing it shows)
+    /// ends before the target's.
+    List,
 }
 
 /// One edge label: 16 bytes.
@@ -277,6 +319,9 @@ struct Ev {
     key: u32,
     writer: u32,
     value: Option<Value>,
+    /// False for a list element's writer other than the last one's: a read
+    /// *from* the writer (a premise), not of the version it installed.
+    version: bool,
 }
 
 struct Ctx<'a> {
@@ -290,10 +335,18 @@ struct Ctx<'a> {
     wk: Vec<u32>,
     /// Keys written anywhere, in key order (for range reads), if needed.
     written_sorted: Vec<u32>,
+    /// The history has list reads.
+    lists: bool,
+    /// What its list reads say, when it has them.
+    lo: Option<&'a ListOrders>,
+    /// Per transaction (CSR), the writers of list elements it read besides
+    /// the versions it read: (writer, key, op), each writer once.
+    el_start: Vec<u32>,
+    el: Vec<(u32, u32, u32)>,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ix: &'a Index<'a>) -> Ctx<'a> {
+    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>) -> Ctx<'a> {
         let n = ix.len();
         let mut sess_of = vec![NONE; n];
         let mut pos_of = vec![NONE; n];
@@ -328,14 +381,55 @@ impl<'a> Ctx<'a> {
                 .collect();
             written_sorted.sort_by(|a, b| ix.keys[*a as usize].cmp(&ix.keys[*b as usize]));
         }
-        Ctx {
+        let mut cx = Ctx {
             ix,
             sess_of,
             pos_of,
             wk_start,
             wk,
             written_sorted,
+            lists: ix.history.has_lists(),
+            lo,
+            el_start: Vec::new(),
+            el: Vec::new(),
+        };
+        if cx.lists {
+            let mut own = vec![0u32; ix.keys.len()];
+            let mut evs = Vec::new();
+            let mut seen = vec![0u32; n];
+            let mut el_start = Vec::with_capacity(n + 1);
+            let mut el = Vec::new();
+            for t in 0..n as u32 {
+                el_start.push(el.len() as u32);
+                if !ix.committed[t as usize] {
+                    continue;
+                }
+                let mut marks = Stamped {
+                    marks: &mut own,
+                    stamp: t + 1,
+                };
+                cx.events(t, &mut marks, &mut evs);
+                for e in evs.iter().filter(|e| !e.version) {
+                    if seen[e.writer as usize] != t + 1 {
+                        seen[e.writer as usize] = t + 1;
+                        el.push((e.writer, e.key, e.op));
+                    }
+                }
+            }
+            el_start.push(el.len() as u32);
+            cx.el_start = el_start;
+            cx.el = el;
         }
+        cx
+    }
+
+    /// The writers of list elements `t` read from besides the versions it
+    /// read: (writer, key, op).
+    fn elements(&self, t: u32) -> &[(u32, u32, u32)] {
+        if self.el_start.is_empty() {
+            return &[];
+        }
+        &self.el[self.el_start[t as usize] as usize..self.el_start[t as usize + 1] as usize]
     }
 
     /// The keys `t` wrote, sorted.
@@ -392,6 +486,7 @@ impl<'a> Ctx<'a> {
                         key,
                         writer,
                         value,
+                        version: true,
                     });
                 }
             };
@@ -405,8 +500,46 @@ impl<'a> Ctx<'a> {
                     key,
                     values: Some(vs),
                 } => {
-                    if let Some(k) = ix.key_id(key) {
-                        push(k, vs.last().copied(), &*own);
+                    let Some(k) = ix.key_id(key) else { continue };
+                    // After its own appends, the part before them is
+                    // what it read.
+                    let Some(vs) = self.external_part(t, o, k, vs, own.has(k)) else {
+                        continue;
+                    };
+                    let last = vs.last().copied();
+                    let lw = last.and_then(|v| self.resolve(t, k, Some(v)));
+                    // Every element's writer is read from.
+                    for (i, v) in vs.iter().enumerate() {
+                        let Some(l) = ix.writer.get(&(k, *v)) else {
+                            continue;
+                        };
+                        let w = l.txn;
+                        let dup =
+                            i > 0 && ix.writer.get(&(k, vs[i - 1])).is_some_and(|p| p.txn == w);
+                        if dup
+                            || Some(w) == lw
+                            || w == t
+                            || !ix.committed[w as usize]
+                            || ix.history.txns[w as usize].status == Status::Fail
+                        {
+                            continue;
+                        }
+                        out.push(Ev {
+                            op: o,
+                            key: k,
+                            writer: w,
+                            value: Some(*v),
+                            version: false,
+                        });
+                    }
+                    if let Some(writer) = if last.is_none() { Some(INIT) } else { lw } {
+                        out.push(Ev {
+                            op: o,
+                            key: k,
+                            writer,
+                            value: last,
+                            version: true,
+                        });
                     }
                 }
                 Op::ReadList { values: None, .. } => {}
@@ -439,6 +572,34 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// The external part of list read `vs` of `k` at op `o` of `t`: without
+    /// the transaction's own appends before it, which must end it (`None`
+    /// when they do not: the index reports that).
+    fn external_part<'v>(
+        &self,
+        t: u32,
+        o: u32,
+        k: u32,
+        vs: &'v [Value],
+        wrote_before: bool,
+    ) -> Option<&'v [Value]> {
+        if !wrote_before {
+            return Some(vs);
+        }
+        let key = &self.ix.keys[k as usize];
+        let c = self.ix.history.txns[t as usize].ops[..o as usize]
+            .iter()
+            .filter(|p| matches!(p, Op::Append { key: pk, .. } if pk == key))
+            .count();
+        if c == 0 || vs.len() < c {
+            return None;
+        }
+        let (ext, tail) = vs.split_at(vs.len() - c);
+        tail.iter()
+            .all(|v| self.ix.writer.get(&(k, *v)).is_some_and(|l| l.txn == t))
+            .then_some(ext)
     }
 
     /// `t`'s external read events (allocating; for explanations).
@@ -514,14 +675,18 @@ struct Saturated {
     init_count: usize,
 }
 
-fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
-    let cx = Ctx::new(ix);
+fn saturate(ix: &Index, level: Level, explain: bool, lo: Option<&ListOrders>) -> WeakOutcome {
+    let cx = Ctx::new(ix, lo);
     let sat = build(&cx, level);
     let method = "saturation";
     if !explain {
-        let bad = sat.init_count > 0 || has_cycle(&sat.graph);
+        let witness = if sat.init_count > 0 {
+            None
+        } else {
+            topo_order(ix, &sat.graph)
+        };
         return WeakOutcome {
-            verdict: if bad {
+            verdict: if witness.is_none() {
                 WeakVerdict::Anomalous
             } else {
                 WeakVerdict::Ok
@@ -530,6 +695,7 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness,
         };
     }
     let mut anomalies = Vec::new();
@@ -573,12 +739,6 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
             sat.init_count
         ));
     }
-    if ix.history.has_lists() {
-        notes.push(
-            "list reads are taken as reads of the last element's writer; the list order itself is checked separately"
-                .into(),
-        );
-    }
     let bad = sat.init_count > 0 || total_cycles > 0;
     WeakOutcome {
         verdict: if bad {
@@ -590,7 +750,41 @@ fn saturate(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
         anomalies,
         also_fails,
         notes,
+        witness: if bad {
+            None
+        } else {
+            topo_order(ix, &sat.graph)
+        },
     }
+}
+
+/// A topological order of the committed transactions in `g`, or `None`
+/// when `g` has a cycle (Kahn's algorithm): for rc, ra and cc any such
+/// order of the saturated graph is a commit order.
+fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
+    let n = g.node_count();
+    let mut indeg = vec![0u32; n];
+    for v in 0..n as u32 {
+        for (_, w) in g.out(v) {
+            indeg[w as usize] += 1;
+        }
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut done = 0usize;
+    while let Some(v) = stack.pop() {
+        done += 1;
+        if ix.committed.get(v as usize).copied().unwrap_or(false) {
+            order.push(v);
+        }
+        for (_, w) in g.out(v) {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                stack.push(w);
+            }
+        }
+    }
+    (done == n).then_some(order)
 }
 
 /// The graph `so ∪ wr ∪ forced` of a level, and the forced edges into the
@@ -615,21 +809,26 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
     }
     let mut seen = vec![0u32; n];
     for t3 in ix.committed_txns() {
-        for r in ix.reads(t3) {
-            if r.writer != INIT && seen[r.writer as usize] != t3 + 1 {
-                seen[r.writer as usize] = t3 + 1;
+        let elements = cx.elements(t3).iter().map(|&(w, key, op)| (w, key, op));
+        let versions = ix.reads(t3).iter().map(|r| (r.writer, r.key, r.op));
+        for (w, key, op) in versions.chain(elements) {
+            if w != INIT && seen[w as usize] != t3 + 1 {
+                seen[w as usize] = t3 + 1;
                 b.edge(
-                    r.writer,
+                    w,
                     t3,
                     WLabel {
                         why: Why::Wr,
-                        key: r.key,
+                        key,
                         reader: t3,
-                        op: r.op,
+                        op,
                     },
                 );
             }
         }
+    }
+    if cx.lists {
+        list_edges(cx, &mut b);
     }
     let mut inits = Vec::new();
     let mut init_count = 0;
@@ -643,6 +842,43 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
         graph: b.build(),
         inits,
         init_count,
+    }
+}
+
+/// The commit order the lists show: per key, the writers in the order of
+/// the longest read, and every other committed writer of the key after the
+/// last of them (its appends would show in every later version). Every read
+/// is a prefix of the longest, or the lists' findings fail the level.
+fn list_edges(cx: &Ctx, b: &mut GraphBuilder<WLabel>) {
+    let ix = cx.ix;
+    let Some(lo) = cx.lo else { return };
+    let mut in_chain = vec![0u32; ix.len()];
+    let mut writers: Vec<Vec<u32>> = vec![Vec::new(); ix.keys.len()];
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            writers[w.key as usize].push(t);
+        }
+    }
+    for (&k, chain) in &lo.chains {
+        let (reader, op) = lo.shown_by[&k];
+        let label = WLabel {
+            why: Why::List,
+            key: k,
+            reader,
+            op,
+        };
+        for w in chain.windows(2) {
+            b.edge(w[0], w[1], label);
+        }
+        let Some(&last) = chain.last() else { continue };
+        for &t in chain {
+            in_chain[t as usize] = k + 1;
+        }
+        for &u in &writers[k as usize] {
+            if in_chain[u as usize] != k + 1 {
+                b.edge(last, u, label);
+            }
+        }
     }
 }
 
@@ -683,13 +919,14 @@ fn rc_edges(
             })
             // Saturating: two range reads must not overflow (debug panic).
             .fold(0usize, usize::saturating_add);
-        if read_ops == rs.len() {
+        if read_ops == rs.len() && !cx.lists {
             evs.clear();
             evs.extend(rs.iter().map(|r| Ev {
                 op: r.op,
                 key: r.key,
                 writer: r.writer,
                 value: r.value,
+                version: true,
             }));
         } else {
             let mut marks = Stamped {
@@ -744,11 +981,11 @@ fn rc_edges(
                 }
                 // The next read of the same key, if from someone else.
                 let k = e.key as usize;
-                if kst[k] == stamp && first[k] != e.writer {
+                if e.version && kst[k] == stamp && first[k] != e.writer {
                     co(b, inits, init_count, e.writer, first[k], label(e.key));
                 }
             }
-            for e in &evs[j..i] {
+            for e in evs[j..i].iter().filter(|e| e.version) {
                 let k = e.key as usize;
                 if kst[k] != stamp {
                     kst[k] = stamp;
@@ -806,6 +1043,12 @@ fn ra_edges(
                 if r.writer != INIT && seen[r.writer as usize] != stamp {
                     seen[r.writer as usize] = stamp;
                     preds.push(r.writer);
+                }
+            }
+            for &(w, _, _) in cx.elements(t3) {
+                if seen[w as usize] != stamp {
+                    seen[w as usize] = stamp;
+                    preds.push(w);
                 }
             }
             for &t1 in &preds {
@@ -895,10 +1138,11 @@ fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
             seen[prev as usize] = stamp;
             pairs.push((t3, prev));
         }
-        for r in ix.reads(t3) {
-            if r.writer != INIT && seen[r.writer as usize] != stamp {
-                seen[r.writer as usize] = stamp;
-                pairs.push((t3, r.writer));
+        let elements = cx.elements(t3).iter().map(|e| e.0);
+        for w in ix.reads(t3).iter().map(|r| r.writer).chain(elements) {
+            if w != INIT && seen[w as usize] != stamp {
+                seen[w as usize] = stamp;
+                pairs.push((t3, w));
             }
         }
     }
@@ -1030,29 +1274,6 @@ fn cc_edges(
             }
         }
     }
-}
-
-/// Kahn's algorithm: true when the graph has a cycle.
-fn has_cycle<L: Copy>(g: &Graph<L>) -> bool {
-    let n = g.node_count();
-    let mut indeg = vec![0u32; n];
-    for v in 0..n as u32 {
-        for (_, w) in g.out(v) {
-            indeg[w as usize] += 1;
-        }
-    }
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-    let mut done = 0usize;
-    while let Some(v) = stack.pop() {
-        done += 1;
-        for (_, w) in g.out(v) {
-            indeg[w as usize] -= 1;
-            if indeg[w as usize] == 0 {
-                stack.push(w);
-            }
-        }
-    }
-    done < n
 }
 
 /// The shortest cycle (session steps free) of each cyclic component, at
@@ -1235,6 +1456,7 @@ fn causal_path(cx: &Ctx, from: u32, to: u32, wr_only: bool) -> Option<Vec<u32>> 
             .reads(v)
             .iter()
             .map(|r| r.writer)
+            .chain(cx.elements(v).iter().map(|e| e.0))
             .filter(|&w| w != INIT)
             .chain(so_pred);
         for p in preds {
@@ -1255,17 +1477,29 @@ fn plain_edge(cx: &Ctx, a: u32, b: u32, so: bool) -> EdgeView {
     let id = |t: u32| ix.history.txns[t as usize].id;
     if let Some(e) = evs.iter().find(|e| e.writer == a) {
         let k = &ix.keys[e.key as usize];
-        return EdgeView {
-            from: id(a),
-            to: id(b),
-            kind: EdgeKind::Wr,
-            key: Some(k.clone()),
-            reason: format!(
+        let list = matches!(
+            ix.history.txns[b as usize].ops[e.op as usize],
+            Op::ReadList { .. }
+        );
+        let reason = match e.value {
+            Some(v) if list => format!(
+                "{} read list {k} holding {v}, appended by {}",
+                tn(ix, b),
+                tn(ix, a)
+            ),
+            _ => format!(
                 "{} read {k}={}, written by {}",
                 tn(ix, b),
                 show(e.value),
                 tn(ix, a)
             ),
+        };
+        return EdgeView {
+            from: id(a),
+            to: id(b),
+            kind: EdgeKind::Wr,
+            key: Some(k.clone()),
+            reason,
         };
     }
     EdgeView {
@@ -1381,6 +1615,51 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
                 views.push(plain_edge(cx, e.from, e.to, true));
             }
             Why::Wr => views.push(plain_edge(cx, e.from, e.to, false)),
+            Why::List => {
+                let kk = &ix.keys[e.label.key as usize];
+                let (reader, op) = (e.label.reader, e.label.op);
+                show_txn(&mut order, reader);
+                let shown = match &ix.history.txns[reader as usize].ops[op as usize] {
+                    Op::ReadList {
+                        values: Some(vs), ..
+                    } => format!("{vs:?}"),
+                    _ => "a list".to_string(),
+                };
+                let writes_shown = |t: u32| match &ix.history.txns[reader as usize].ops[op as usize]
+                {
+                    Op::ReadList {
+                        values: Some(vs), ..
+                    } => vs.iter().any(|v| {
+                        ix.writer
+                            .get(&(e.label.key, *v))
+                            .is_some_and(|w| w.txn == t)
+                    }),
+                    _ => false,
+                };
+                let reason = if writes_shown(e.to) {
+                    format!(
+                        "{} read {kk}={shown}: {}'s appends come before {}'s",
+                        tn(ix, reader),
+                        tn(ix, e.from),
+                        tn(ix, e.to)
+                    )
+                } else {
+                    format!(
+                        "{} read {kk}={shown}, which ends with {}'s appends and has none of {}'s: {} committed later",
+                        tn(ix, reader),
+                        tn(ix, e.from),
+                        tn(ix, e.to),
+                        tn(ix, e.to)
+                    )
+                };
+                views.push(EdgeView {
+                    from: id(e.from),
+                    to: id(e.to),
+                    kind: EdgeKind::Ww,
+                    key: Some(kk.clone()),
+                    reason,
+                });
+            }
             _ => {
                 let j = justify(cx, e.from, e.to, e.label);
                 let t3 = e.label.reader;
@@ -1411,7 +1690,9 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
         }
     }
     let (common, level) = name_of(&justs);
+    let listed = edges.iter().any(|e| e.label.why == Why::List);
     let head = match common {
+        None if listed => "the order the lists show contradicts session order or read-from",
         None if session => "session order and read-from form a cycle",
         None => "transactions read from each other in a cycle",
         c => what(c),
@@ -1497,16 +1778,23 @@ fn init_to_anomaly(cx: &Ctx, v: &InitViolation) -> (Anomaly, Level) {
 // pc: split transactions, strong-session SI
 // ---------------------------------------------------------------------------
 
-fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>) -> WeakOutcome {
+fn check_pc(
+    ix: &Index,
+    explain: bool,
+    findings: bool,
+    deadline: Option<Instant>,
+    lo: Option<&ListOrders>,
+) -> WeakOutcome {
     let unknown = |why: &str| WeakOutcome {
         verdict: WeakVerdict::Unknown(why.to_string()),
         method: "split SI",
         anomalies: Vec::new(),
         also_fails: Vec::new(),
         notes: Vec::new(),
+        witness: None,
     };
     // Prefix consistency implies causal consistency, which is cheap.
-    let cc = saturate(ix, Level::Cc, explain);
+    let cc = saturate(ix, Level::Cc, explain, lo);
     if cc.verdict == WeakVerdict::Anomalous {
         return WeakOutcome {
             method: "saturation (cc)",
@@ -1521,13 +1809,11 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
             anomalies: Vec::new(),
             also_fails: Vec::new(),
             notes: Vec::new(),
+            witness: None,
         };
     }
-    if ix.history.has_lists() {
-        return unknown("prefix consistency of list-append histories is not supported");
-    }
-    let cx = Ctx::new(ix);
-    let split = split_history(&cx);
+    let cx = Ctx::new(ix, lo);
+    let (split, origin) = split_history(&cx);
     let six = Index::new(&split);
     let opts = GeneralOptions {
         deadline,
@@ -1536,8 +1822,17 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
     let mut anomalies = Vec::new();
     let mut also_fails = Vec::new();
     let mut notes = Vec::new();
+    let mut witness = None;
     let verdict = match check_general(&six, Level::StrongSessionSi, &opts) {
-        General::Ok { .. } => WeakVerdict::Ok,
+        General::Ok { .. } => {
+            witness = pc_witness(&six, &origin, deadline);
+            if witness.is_none() {
+                return unknown(
+                    "prefix consistency holds, but no commit order was found in time to show it",
+                );
+            }
+            WeakVerdict::Ok
+        }
         General::Forced { cycles, .. } => {
             if explain {
                 for c in cycles.iter().take(MAX_SHOWN) {
@@ -1574,16 +1869,19 @@ fn check_pc(ix: &Index, explain: bool, findings: bool, deadline: Option<Instant>
         anomalies,
         also_fails,
         notes,
+        witness,
     }
 }
 
 /// Each committed transaction as a read-only transaction (its external
-/// reads, as plain reads) followed in its session by a write-only one (its
-/// installed writes). Both keep the original id, so explanations name the
-/// original transactions.
-fn split_history(cx: &Ctx) -> History {
+/// reads, as plain reads, or its lists' external parts as list reads)
+/// followed in its session by a write-only one (its installed writes, or
+/// all its appends). Both keep the original id, so explanations name the
+/// original transactions; the second result is each part's original index.
+fn split_history(cx: &Ctx) -> (History, Vec<u32>) {
     let ix = cx.ix;
     let mut txns = Vec::with_capacity(2 * ix.len());
+    let mut origin = Vec::with_capacity(2 * ix.len());
     let mut own = vec![0u32; ix.keys.len()];
     let mut evs = Vec::new();
     for t in ix.committed_txns() {
@@ -1598,30 +1896,178 @@ fn split_history(cx: &Ctx) -> History {
             x.start = orig.start;
             x.end = orig.end;
             txns.push(x);
+            origin.push(t);
         };
         if !evs.is_empty() {
             part(
                 evs.iter()
-                    .map(|e| Op::Read {
-                        key: ix.keys[e.key as usize].clone(),
-                        value: e.value,
+                    .filter(|e| e.version)
+                    .map(|e| {
+                        let key = ix.keys[e.key as usize].clone();
+                        match &orig.ops[e.op as usize] {
+                            Op::ReadList {
+                                values: Some(vs), ..
+                            } => {
+                                // The external part (events exist only
+                                // for reads whose own appends end them).
+                                let ext = own_prefix(cx, t, e.op, e.key, vs);
+                                Op::ReadList {
+                                    key,
+                                    values: Some(ext.to_vec()),
+                                }
+                            }
+                            _ => Op::Read {
+                                key,
+                                value: e.value,
+                            },
+                        }
                     })
                     .collect(),
             );
         }
-        let ws = ix.writes(t);
+        let mut ws: Vec<Op> = orig
+            .ops
+            .iter()
+            .filter(|o| matches!(o, Op::Append { .. }))
+            .cloned()
+            .collect();
+        ws.extend(
+            ix.writes(t)
+                .iter()
+                .filter(|w| !matches!(orig.ops[w.op as usize], Op::Append { .. }))
+                .map(|w| Op::Write {
+                    key: ix.keys[w.key as usize].clone(),
+                    value: w.value,
+                }),
+        );
         if !ws.is_empty() {
-            part(
-                ws.iter()
-                    .map(|w| Op::Write {
-                        key: ix.keys[w.key as usize].clone(),
-                        value: w.value,
-                    })
-                    .collect(),
-            );
+            part(ws);
         }
     }
-    History::from_txns(txns)
+    (History::from_txns(txns), origin)
+}
+
+/// The external part of list read `vs` of key `k` at op `o` of `t` (see
+/// [`Ctx::external_part`]); `vs` itself when it is not known.
+fn own_prefix<'v>(cx: &Ctx, t: u32, o: u32, k: u32, vs: &'v [Value]) -> &'v [Value] {
+    let key = &cx.ix.keys[k as usize];
+    let wrote = cx.ix.history.txns[t as usize].ops[..o as usize]
+        .iter()
+        .any(|op| op.written().is_some_and(|(pk, _)| pk == key));
+    cx.external_part(t, o, k, vs, wrote).unwrap_or(vs)
+}
+
+/// A commit order of the original transactions from a strong-session SI
+/// schedule of the split history `six` (`origin`: each part's original
+/// transaction): each transaction commits when its last part does. The
+/// schedule is a topological order of the begin/commit graph of a version
+/// order: first the SI check's cheap guess (each key's writers in the order
+/// of a topological order of the known edges), then the solver's, from the
+/// same polygraph the SI check solves. `None` when neither is had in time.
+fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<Vec<u32>> {
+    use crate::acyclic::{Acyclic, FIXED};
+    use crate::depgraph::{DepGraph, Model, Orders, VersionOrder, Why as DWhy};
+    use crate::polygraph::{prune, Polygraph, Pruned};
+    use crate::solve::{solve, Solved, Strategy};
+    let chains = if six.history.has_lists() {
+        crate::lists::list_orders(six).chains
+    } else {
+        FxHashMap::default()
+    };
+    let orders = Orders::of(Level::StrongSessionSi);
+    let known = Polygraph::build(six, Model::Si, orders, &chains, false, 0).ok()?;
+    let known_pairs: Vec<(u32, u32)> = known.known.iter().map(|e| (e.0, e.1)).collect();
+    let order = kahn(known.nodes, &known_pairs)?;
+    let mut position = vec![0u32; known.nodes];
+    for (i, &v) in order.iter().enumerate() {
+        position[v as usize] = i as u32;
+    }
+    let mut per_key: Vec<Vec<(u32, u32)>> = vec![Vec::new(); six.keys.len()];
+    for t in six.committed_txns() {
+        for w in six.writes(t) {
+            per_key[w.key as usize].push((position[2 * t as usize + 1], t));
+        }
+    }
+    let mut vo = VersionOrder::new();
+    for (k, ws) in per_key.iter_mut().enumerate() {
+        ws.sort_unstable();
+        let mut prev = INIT;
+        for &(_, t) in ws.iter() {
+            vo.link(k as u32, prev, t, DWhy::Chosen);
+            prev = t;
+        }
+    }
+    let dg = DepGraph::build(six, &vo, Model::Si, orders);
+    let g = &dg.graph;
+    let pairs: Vec<(u32, u32)> = (0..g.node_count() as u32)
+        .flat_map(|v| g.out(v).map(move |(_, w)| (v, w)))
+        .collect();
+    if let Some(sched) = kahn(g.node_count(), &pairs) {
+        let mut pos = vec![0u32; g.node_count()];
+        for (i, &v) in sched.iter().enumerate() {
+            pos[v as usize] = i as u32;
+        }
+        return Some(commit_order(six, origin, &pos));
+    }
+    // The solver's schedule.
+    let p = Polygraph::build(six, Model::Si, orders, &chains, true, 60_000_000).ok()?;
+    let mut g = Acyclic::new(&order);
+    for &(f, t, _) in &p.known {
+        g.add(f, t, FIXED).ok()?;
+    }
+    let mut state = vec![None; p.constraints.len()];
+    let Pruned::Open(open) = prune(&p, &mut g, &mut state, deadline) else {
+        return None;
+    };
+    let pos = if open.is_empty() {
+        g.positions()
+    } else {
+        let polarity = vec![true; open.len()];
+        match solve(&p, g, &open, &polarity, deadline, Strategy::Theory) {
+            Solved::Sat(_, pos) => pos,
+            _ => return None,
+        }
+    };
+    Some(commit_order(six, origin, &pos))
+}
+
+/// A topological order of the graph on `n` nodes with edges `pairs`, or
+/// `None` when it has a cycle.
+fn kahn(n: usize, pairs: &[(u32, u32)]) -> Option<Vec<u32>> {
+    let succ = Csr::from_pairs(n, pairs);
+    let mut indeg = vec![0u32; n];
+    for &(_, t) in pairs {
+        indeg[t as usize] += 1;
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        for &w in succ.of(v) {
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                stack.push(w);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+/// The original transactions in the order their last parts commit, given
+/// each split-history node's position in a schedule (begin and commit
+/// nodes `2s` and `2s + 1` of part `s`).
+fn commit_order(six: &Index, origin: &[u32], pos: &[u32]) -> Vec<u32> {
+    let mut at: FxHashMap<u32, u32> = FxHashMap::default();
+    for (s, &t) in origin.iter().enumerate() {
+        if six.committed[s] {
+            let c = pos[2 * s + 1];
+            let e = at.entry(t).or_insert(c);
+            *e = (*e).max(c);
+        }
+    }
+    let mut co: Vec<(u32, u32)> = at.into_iter().map(|(t, c)| (c, t)).collect();
+    co.sort_unstable();
+    co.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Maps a counterexample of the split history back: the original

@@ -96,3 +96,163 @@ fn write_skew_on_lists_passes_si_and_fails_ser() {
         rep.anomalies[0]
     );
 }
+
+// ---------------------------------------------------------------------------
+// Audit cases: each was misjudged before; the verdict at every level.
+// ---------------------------------------------------------------------------
+
+const ALL: [Level; 10] = [
+    Level::Rc,
+    Level::Ra,
+    Level::Cc,
+    Level::Pc,
+    Level::Si,
+    Level::StrongSessionSi,
+    Level::StrongSi,
+    Level::Ser,
+    Level::StrongSessionSer,
+    Level::Sser,
+];
+
+/// A transaction with a session and a status of its own.
+fn ts(id: u64, session: u64, status: Status, ops: Vec<Op>) -> Txn {
+    Txn::new(id, session, status, ops)
+}
+
+/// Asserts the verdict at every level: ok exactly at the levels in `ok`
+/// (and that the brute-force list oracle agrees).
+fn assert_levels(h: &History, ok: &[Level]) {
+    let mut wrong = Vec::new();
+    for l in ALL {
+        assert_eq!(
+            checkers::list_oracle::satisfies(h, l),
+            Some(ok.contains(&l)),
+            "the oracle at {l}"
+        );
+        let rep = check(h, l, &CheckOptions::default());
+        let want = if ok.contains(&l) {
+            Verdict::Ok
+        } else {
+            Verdict::Anomalous
+        };
+        if rep.verdict != want {
+            wrong.push(format!("{l}: want {want:?}, got {}", rep.summary()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+const WEAK: [Level; 4] = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
+
+#[test]
+fn a_read_after_its_own_append_shows_its_snapshot() {
+    // T3's snapshot lacked T1's 1, yet 1 is ordered before T3's 3: T3 did
+    // not see a version committed before its own.
+    let h = History::from_txns(vec![
+        t(1, vec![a("x", 1)]),
+        t(3, vec![a("x", 3), r("x", &[3])]),
+        t(4, vec![r("x", &[1, 3])]),
+    ]);
+    assert_levels(&h, &WEAK);
+}
+
+#[test]
+fn a_read_after_its_own_append_must_end_with_it() {
+    let h = History::from_txns(vec![
+        t(1, vec![a("x", 1)]),
+        t(3, vec![a("x", 3), r("x", &[3, 1])]),
+    ]);
+    assert_levels(&h, &[]);
+    let rep = check(&h, Level::Rc, &CheckOptions::default());
+    assert!(
+        rep.anomalies
+            .iter()
+            .any(|x| x.kind == AnomalyKind::NotMyOwnWrite),
+        "{}",
+        rep.summary()
+    );
+}
+
+#[test]
+fn an_info_append_seen_mid_list_committed_fractured_read() {
+    // T1 (info) appended to x and y; T3 saw its x under T2's append, and
+    // missed its y: T1 committed, and T3's read of y is fractured.
+    let h = History::from_txns(vec![
+        ts(1, 1, Status::Info, vec![a("x", 1), a("y", 1)]),
+        ts(2, 2, Status::Ok, vec![a("x", 2)]),
+        ts(3, 3, Status::Ok, vec![r("y", &[]), r("x", &[1, 2])]),
+    ]);
+    assert_levels(&h, &[Level::Rc]);
+}
+
+#[test]
+fn an_info_append_seen_mid_list_committed_session_order() {
+    // T1 (info) appended to x; T3 saw it under T5's append, so it
+    // committed; T2, after T1 in its session, missed it.
+    let h = History::from_txns(vec![
+        ts(1, 1, Status::Info, vec![a("x", 1)]),
+        ts(2, 1, Status::Ok, vec![r("x", &[])]),
+        ts(5, 5, Status::Ok, vec![a("x", 5)]),
+        ts(3, 3, Status::Ok, vec![r("x", &[1, 5])]),
+    ]);
+    assert_levels(&h, &[Level::Rc, Level::Si, Level::Ser]);
+}
+
+#[test]
+fn a_list_read_reads_from_every_element_writer() {
+    // T3 read x = [1, 2]: it read from T1 (and T2), then missed T1's y.
+    let x_first = History::from_txns(vec![
+        t(1, vec![a("x", 1), a("y", 1)]),
+        t(2, vec![a("x", 2)]),
+        t(3, vec![r("x", &[1, 2]), r("y", &[])]),
+    ]);
+    assert_levels(&x_first, &[]);
+    // Reading y first is read committed, and still a fractured read.
+    let y_first = History::from_txns(vec![
+        t(1, vec![a("x", 1), a("y", 1)]),
+        t(2, vec![a("x", 2)]),
+        t(3, vec![r("y", &[]), r("x", &[1, 2])]),
+    ]);
+    assert_levels(&y_first, &[Level::Rc]);
+    let rep = check(&y_first, Level::Ra, &CheckOptions::default());
+    assert_eq!(
+        rep.anomalies[0].common,
+        Some(CommonName::FracturedRead),
+        "{}",
+        rep.summary()
+    );
+}
+
+#[test]
+fn the_list_order_is_the_commit_order_at_weak_levels() {
+    // T4 read x = [1, 7] from T3, which its session's earlier T2 (that
+    // appended 4) precedes: T2's 4 must be in the list.
+    let h = History::from_txns(vec![
+        ts(1, 1, Status::Ok, vec![a("x", 1)]),
+        ts(2, 2, Status::Ok, vec![a("x", 4)]),
+        ts(3, 2, Status::Ok, vec![a("x", 7)]),
+        ts(4, 4, Status::Ok, vec![r("x", &[1, 7])]),
+    ]);
+    // Without session order, T2 may come after T3.
+    assert_levels(&h, &[Level::Si, Level::Ser]);
+}
+
+#[test]
+fn prefix_consistency_is_decided_on_lists() {
+    // A long fork: causal, not a prefix of one order.
+    let fork = History::from_txns(vec![
+        t(1, vec![a("x", 1)]),
+        t(2, vec![a("y", 1)]),
+        t(3, vec![r("x", &[1]), r("y", &[])]),
+        t(4, vec![r("y", &[1]), r("x", &[])]),
+    ]);
+    assert_levels(&fork, &[Level::Rc, Level::Ra, Level::Cc]);
+    // A lost update: prefix consistent, not snapshot isolation.
+    let lost = History::from_txns(vec![
+        t(1, vec![a("x", 1)]),
+        t(2, vec![r("x", &[1]), a("x", 2)]),
+        t(3, vec![r("x", &[1]), a("x", 3)]),
+        t(4, vec![r("x", &[1, 2, 3])]),
+    ]);
+    assert_levels(&lost, &WEAK);
+}

@@ -1,0 +1,160 @@
+//! The checker against the brute-force list oracle, at all ten levels, on
+//! many random small list-append histories (internal reads, `info`
+//! writers, failed transactions, stale and fractured snapshots).
+
+use checkers::testgen::{random_list_history, GenConfig};
+use checkers::{check, list_oracle, CheckOptions, Verdict};
+use history::{to_jsonl_string, History, Level};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+const LEVELS: [Level; 10] = [
+    Level::Rc,
+    Level::Ra,
+    Level::Cc,
+    Level::Pc,
+    Level::Si,
+    Level::StrongSessionSi,
+    Level::StrongSi,
+    Level::Ser,
+    Level::StrongSessionSer,
+    Level::Sser,
+];
+
+/// Checks one history at every level; returns the oracle's verdicts.
+fn agree(h: &History, i: usize) -> [bool; 10] {
+    let mut out = [false; 10];
+    for (li, &l) in LEVELS.iter().enumerate() {
+        let want = list_oracle::satisfies(h, l).expect("a known level");
+        let rep = check(h, l, &CheckOptions::default());
+        let got = match rep.verdict {
+            Verdict::Ok => true,
+            Verdict::Anomalous => false,
+            Verdict::Unknown => panic!(
+                "history {i}: unknown at {l}: {:?}\n{}",
+                rep.notes,
+                to_jsonl_string(h)
+            ),
+        };
+        assert_eq!(
+            got,
+            want,
+            "history {i} at {l}: checker says {:?}, oracle says {want}\n{}\n{}",
+            rep.verdict,
+            to_jsonl_string(h),
+            rep.summary()
+        );
+        out[li] = want;
+    }
+    out
+}
+
+/// Pairs of levels (weaker, stronger) whose separation is counted: how
+/// many histories satisfy the first and not the second.
+const SEPARATIONS: [(usize, usize); 6] = [(0, 1), (1, 2), (2, 3), (3, 5), (4, 7), (4, 5)];
+
+/// Per level, how many histories were anomalous and ok; and per pair of
+/// [`SEPARATIONS`], how many separated them.
+fn run(cfg: &GenConfig, seed: u64, count: usize) -> (Vec<[usize; 2]>, Vec<usize>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut seen = vec![[0usize; 2]; LEVELS.len()];
+    let mut apart = vec![0usize; SEPARATIONS.len()];
+    for i in 0..count {
+        let h = random_list_history(&mut rng, cfg);
+        let v = agree(&h, i);
+        for (li, &ok) in v.iter().enumerate() {
+            seen[li][usize::from(ok)] += 1;
+        }
+        for (p, &(a, b)) in SEPARATIONS.iter().enumerate() {
+            apart[p] += usize::from(v[a] && !v[b]);
+        }
+    }
+    for (li, s) in seen.iter().enumerate() {
+        eprintln!(
+            "seed {seed:#x} {}: {} anomalous, {} ok",
+            LEVELS[li], s[0], s[1]
+        );
+    }
+    for (p, &(a, b)) in SEPARATIONS.iter().enumerate() {
+        eprintln!(
+            "seed {seed:#x} {} ok and {} anomalous: {}",
+            LEVELS[a], LEVELS[b], apart[p]
+        );
+    }
+    (seen, apart)
+}
+
+#[test]
+fn list_checker_agrees_with_the_oracle() {
+    let cfg = GenConfig {
+        max_txns: 6,
+        sessions: 3,
+        keys: 3,
+        max_ops: 4,
+        p_fail: 0.1,
+        p_info: 0.15,
+        p_wild: 0.03,
+        max_stale: 2,
+        per_read_stale: 0.2,
+        session_floor: 0.7,
+        p_fork: 0.15,
+        ..GenConfig::default()
+    };
+    let (seen, _) = run(&cfg, 0x11575, 10_000);
+    for (li, s) in seen.iter().enumerate() {
+        assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
+    }
+}
+
+#[test]
+fn list_checker_agrees_on_fresh_snapshots() {
+    // Mostly fresh snapshots: the strong levels hold often, and the
+    // histories that fail them fail by a little.
+    let cfg = GenConfig {
+        max_txns: 5,
+        sessions: 2,
+        keys: 2,
+        max_ops: 4,
+        p_fail: 0.1,
+        p_info: 0.2,
+        p_wild: 0.01,
+        max_stale: 1,
+        per_read_stale: 0.1,
+        session_floor: 0.9,
+        p_fork: 0.05,
+        ..GenConfig::default()
+    };
+    let (seen, _) = run(&cfg, 0xf2e5, 10_000);
+    for (li, s) in seen.iter().enumerate() {
+        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
+    }
+}
+
+#[test]
+fn list_checker_agrees_on_forks() {
+    // Snapshots that leave out recent transactions, more sessions and
+    // reads: long forks and causality violations, so that the weak levels
+    // come apart.
+    let cfg = GenConfig {
+        max_txns: 6,
+        sessions: 4,
+        keys: 2,
+        max_ops: 5,
+        p_fail: 0.05,
+        p_info: 0.1,
+        p_wild: 0.0,
+        max_stale: 3,
+        per_read_stale: 0.1,
+        session_floor: 0.9,
+        p_fork: 0.5,
+        ..GenConfig::default()
+    };
+    let (seen, apart) = run(&cfg, 0xf04c, 20_000);
+    for (li, s) in seen.iter().enumerate() {
+        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
+    }
+    for (p, &n) in apart.iter().enumerate() {
+        let (a, b) = SEPARATIONS[p];
+        assert!(n > 20, "{} vs {}: {n}", LEVELS[a], LEVELS[b]);
+    }
+}
