@@ -29,6 +29,7 @@
 
 pub mod acyclic;
 pub mod anomaly;
+pub mod certify;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
