@@ -2231,3 +2231,25 @@ fn weak_edge(ctx: &Ctx, level: Level, e: &WeakEdge) -> Result<(), String> {
         }
     }
 }
+
+/// Checks one claimed cycle edge on its own: `Ok` when the history forces
+/// it (both ends committed in every valid execution, `from` first). For
+/// tests and tools; [`verify`] checks every edge of a cycle this way.
+pub fn verify_edge_claim(h: &History, level: Level, use_dbts: bool, e: &ClaimedEdge) -> R<()> {
+    verify_edge(&Ctx::new(h), level, use_dbts, e).map_err(|why| CertError::BadEdge {
+        index: 0,
+        from: e.from,
+        to: e.to,
+        why,
+    })
+}
+
+/// Checks one weak-cycle edge on its own (see [`verify_edge_claim`]).
+pub fn verify_weak_edge(h: &History, level: Level, e: &WeakEdge) -> R<()> {
+    weak_edge(&Ctx::new(h), level, e).map_err(|why| CertError::BadEdge {
+        index: 0,
+        from: e.from,
+        to: e.to,
+        why,
+    })
+}
