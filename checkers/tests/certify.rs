@@ -514,7 +514,7 @@ fn refutations_are_sound_and_sub_histories_complete() {
         let cfgs = configs(level);
         for (ci, cfg) in cfgs.iter().enumerate() {
             let mut rng = ChaCha8Rng::seed_from_u64(7000 + 100 * li as u64 + ci as u64);
-            for i in 0..150 {
+            for i in 0..500 {
                 let h = random_history(&mut rng, cfg);
                 let holds = oracle::satisfies(&h, level).unwrap();
                 let mut found: Option<Refutation> = None;
@@ -570,9 +570,6 @@ fn refutations_are_sound_and_sub_histories_complete() {
                         !holds,
                         "{level}, history {i}: the whole sub-history"
                     );
-                    if !holds {
-                        found.get_or_insert(Refutation::SubHistory(vec![]));
-                    }
                 }
                 let sub: Vec<u32> = (0..h.txns.len() as u32)
                     .filter(|_| rng.random_bool(0.6))
@@ -591,6 +588,7 @@ fn refutations_are_sound_and_sub_histories_complete() {
                     }
                 }
                 if !holds {
+                    // Refuted without brute force (finding, lost update, cycle)?
                     proved[li][usize::from(found.is_some())] += 1;
                 }
             }
@@ -598,7 +596,7 @@ fn refutations_are_sound_and_sub_histories_complete() {
     }
     for (li, level) in Level::ALL.into_iter().enumerate() {
         eprintln!(
-            "{level}: anomalous histories refuted {} of {}",
+            "{level}: anomalous histories refuted by a finding, lost update or cycle: {} of {}",
             proved[li][1],
             proved[li][0] + proved[li][1]
         );
