@@ -1335,11 +1335,14 @@ impl WeakCtx<'_> {
 // Refutations.
 // ---------------------------------------------------------------------------
 
+/// (key, value) -> every (txn, op) writing it.
+type WriteIndex = HashMap<(Key, Value), SmallVec<[(u32, u32); 1]>>;
+
 /// Lazily built indexes over the whole history, for checking evidence.
 struct Ctx<'a> {
     h: &'a History,
     /// (key, value) -> every op writing it.
-    writes: OnceCell<HashMap<(Key, Value), SmallVec<[(u32, u32); 1]>>>,
+    writes: OnceCell<WriteIndex>,
     /// key -> every list read (txn, op) of an ok transaction.
     list_reads: OnceCell<HashMap<Key, Vec<(u32, u32)>>>,
 }
@@ -1355,7 +1358,7 @@ impl<'a> Ctx<'a> {
 
     fn writers(&self, key: &Key, v: Value) -> &[(u32, u32)] {
         let m = self.writes.get_or_init(|| {
-            let mut m: HashMap<(Key, Value), SmallVec<[(u32, u32); 1]>> = HashMap::new();
+            let mut m = WriteIndex::new();
             for (t, txn) in self.h.txns.iter().enumerate() {
                 for (o, op) in txn.ops.iter().enumerate() {
                     if let Some((k, v)) = op.written() {
@@ -1827,21 +1830,14 @@ fn verify_cycle(ctx: &Ctx, level: Level, use_dbts: bool, edges: &[ClaimedEdge]) 
     }
     let fam = family(level);
     for (i, e) in edges.iter().enumerate() {
-        let allowed = match (&e.kind, fam) {
-            (EdgeClaim::Wr | EdgeClaim::So, Family::Weak) => true,
-            (_, Family::Weak) => false,
-            (EdgeClaim::So, _) => uses_so(level),
-            (EdgeClaim::Rt, _) => level.uses_real_time(),
-            (EdgeClaim::Ts { .. }, f) => f == Family::Si && use_dbts,
-            _ => true,
-        };
+        let allowed = edge_allowed(level, use_dbts, &e.kind);
         if !allowed {
             return Err(CertError::NotForbidden {
                 level,
                 why: format!("edge {i} ({:?}) does not order {level} executions", e.kind),
             });
         }
-        verify_edge(ctx, level, use_dbts, e).map_err(|why| CertError::BadEdge {
+        verify_edge(ctx, use_dbts, e).map_err(|why| CertError::BadEdge {
             index: i,
             from: e.from,
             to: e.to,
@@ -1867,9 +1863,21 @@ fn verify_cycle(ctx: &Ctx, level: Level, use_dbts: bool, edges: &[ClaimedEdge]) 
     Ok(())
 }
 
+/// Does an edge of this kind order the executions of `level`?
+fn edge_allowed(level: Level, use_dbts: bool, kind: &EdgeClaim) -> bool {
+    match (kind, family(level)) {
+        (EdgeClaim::Wr | EdgeClaim::So, Family::Weak) => true,
+        (_, Family::Weak) => false,
+        (EdgeClaim::So, _) => uses_so(level),
+        (EdgeClaim::Rt, _) => level.uses_real_time(),
+        (EdgeClaim::Ts { .. }, f) => f == Family::Si && use_dbts,
+        _ => true,
+    }
+}
+
 /// Checks one edge's evidence: in every valid execution both ends are
 /// committed and `from` precedes `to`.
-fn verify_edge(ctx: &Ctx, level: Level, use_dbts: bool, e: &ClaimedEdge) -> Result<(), String> {
+fn verify_edge(ctx: &Ctx, use_dbts: bool, e: &ClaimedEdge) -> Result<(), String> {
     let h = ctx.h;
     let (from, to) = (e.from, e.to);
     if !ctx.in_range(from) || !ctx.in_range(to) {
@@ -1946,7 +1954,6 @@ fn verify_edge(ctx: &Ctx, level: Level, use_dbts: bool, e: &ClaimedEdge) -> Resu
                     Some(d.start)
                 }
             };
-            let _ = level;
             match (ev(tf, *from_commit), ev(tt, *to_commit)) {
                 (Some(a), Some(b)) if a < b || (a == b && !*from_commit && *to_commit) => Ok(()),
                 _ => Err("the timestamps do not order these events".into()),
@@ -2237,7 +2244,13 @@ fn weak_edge(ctx: &Ctx, level: Level, e: &WeakEdge) -> Result<(), String> {
 /// it (both ends committed in every valid execution, `from` first). For
 /// tests and tools; [`verify`] checks every edge of a cycle this way.
 pub fn verify_edge_claim(h: &History, level: Level, use_dbts: bool, e: &ClaimedEdge) -> R<()> {
-    verify_edge(&Ctx::new(h), level, use_dbts, e).map_err(|why| CertError::BadEdge {
+    if !edge_allowed(level, use_dbts, &e.kind) {
+        return Err(CertError::NotForbidden {
+            level,
+            why: format!("a {:?} edge does not order {level} executions", e.kind),
+        });
+    }
+    verify_edge(&Ctx::new(h), use_dbts, e).map_err(|why| CertError::BadEdge {
         index: 0,
         from: e.from,
         to: e.to,

@@ -66,14 +66,12 @@ fn any_perm(v: &[u32], f: &mut dyn FnMut(&[u32]) -> bool) -> bool {
     go(&mut v.to_vec(), &mut Vec::new(), f)
 }
 
+/// A test on a schedule.
+type SchedFn<'a> = dyn FnMut(&[(u32, bool)]) -> bool + 'a;
+
 /// Calls `f` on each begin/commit schedule of `v` until it returns true.
-fn any_schedule(v: &[u32], f: &mut dyn FnMut(&[(u32, bool)]) -> bool) -> bool {
-    fn go(
-        v: &[u32],
-        state: &mut Vec<u8>,
-        acc: &mut Vec<(u32, bool)>,
-        f: &mut dyn FnMut(&[(u32, bool)]) -> bool,
-    ) -> bool {
+fn any_schedule(v: &[u32], f: &mut SchedFn) -> bool {
+    fn go(v: &[u32], state: &mut Vec<u8>, acc: &mut Vec<(u32, bool)>, f: &mut SchedFn) -> bool {
         if acc.len() == 2 * v.len() {
             return f(acc);
         }
@@ -213,6 +211,7 @@ fn keys_of(h: &History) -> Vec<Key> {
 /// Every edge between two transactions that checks on its own: single
 /// reasons first, then chains of two of them, then the rw edges they
 /// justify.
+#[allow(clippy::needless_range_loop)]
 fn holding_edges(h: &History, level: Level, use_dbts: bool) -> Vec<ClaimedEdge> {
     let n = h.txns.len() as u32;
     let keys = keys_of(h);
