@@ -112,8 +112,8 @@
 //! Range reads are not supported by the replay (an [`CertError::Unsupported`]
 //! error), nor by the sub-history check (the oracle handles registers only).
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
 
 use history::{History, Key, Level, Op, Status, Value};
 use serde::{Deserialize, Serialize};
@@ -524,7 +524,7 @@ impl Top2 {
 /// (history order), the earlier's `end_pos` precedes the later's
 /// `start_pos`.
 fn check_sessions(h: &History, end_pos: &[u32], start_pos: &[u32]) -> R<()> {
-    let mut last: HashMap<u64, u32> = HashMap::new();
+    let mut last: HashMap<u64, u32> = HashMap::default();
     for (t, txn) in h.txns.iter().enumerate() {
         if start_pos[t] == NONE {
             continue;
@@ -583,7 +583,7 @@ fn check_real_time(h: &History, end_pos: &[u32], start_pos: &[u32]) -> R<()> {
 /// With timestamps: along the commit sequence, timestamped writers of each
 /// key appear in non-decreasing commit-timestamp order.
 fn check_dbts_keys(h: &History, commits: impl Iterator<Item = u32>) -> R<()> {
-    let mut max: HashMap<Key, (u64, u32)> = HashMap::new();
+    let mut max: HashMap<Key, (u64, u32)> = HashMap::default();
     for t in commits {
         let Some(c) = h.txns[t as usize].dbts.and_then(|d| d.commit) else {
             continue;
@@ -632,8 +632,8 @@ struct Effects {
 fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
     let txn = &h.txns[t as usize];
     let check = txn.status == Status::Ok;
-    let mut own: HashMap<&Key, Value> = HashMap::new();
-    let mut own_app: HashMap<&Key, Vec<Value>> = HashMap::new();
+    let mut own: HashMap<&Key, Value> = HashMap::default();
+    let mut own_app: HashMap<&Key, Vec<Value>> = HashMap::default();
     let mut app = Vec::new();
     for (o, op) in txn.ops.iter().enumerate() {
         match op {
@@ -771,9 +771,9 @@ fn verify_schedule(h: &History, level: Level, use_dbts: bool, events: &[(u32, bo
     // Replay: reads are checked at the begin event, against the store of
     // what committed before it; writes are installed at the commit event.
     let mut store = Store::default();
-    let mut pending: HashMap<u32, Effects> = HashMap::new();
+    let mut pending: HashMap<u32, Effects> = HashMap::default();
     // Per key, the latest commit (position, txn) of a writer.
-    let mut last_commit: HashMap<Key, (u32, u32)> = HashMap::new();
+    let mut last_commit: HashMap<Key, (u32, u32)> = HashMap::default();
     for (i, &(t, c)) in events.iter().enumerate() {
         if !c {
             pending.insert(t, run_txn(h, t, &store)?);
@@ -859,7 +859,7 @@ struct ReadEv {
 fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
     let n = h.txns.len();
     // Unique values over every write of the history, and where each is.
-    let mut writer: HashMap<(&Key, Value), (u32, u32)> = HashMap::new();
+    let mut writer: HashMap<(&Key, Value), (u32, u32)> = HashMap::default();
     for (t, txn) in h.txns.iter().enumerate() {
         for (o, op) in txn.ops.iter().enumerate() {
             if let Some((k, v)) = op.written() {
@@ -879,7 +879,7 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
     let committed = |t: u32| pos[t as usize] != NONE;
     check_sessions(h, &pos, &pos)?;
     // Last register write op per (committed txn, key).
-    let mut last_write: HashMap<(u32, &Key), u32> = HashMap::new();
+    let mut last_write: HashMap<(u32, &Key), u32> = HashMap::default();
     for &t in co {
         for (o, op) in h.txns[t as usize].ops.iter().enumerate() {
             if let Op::Write { key, .. } | Op::Insert { key, .. } | Op::Delete { key, .. } = op {
@@ -889,8 +889,8 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
     }
     // The lists: per key, the committed appends in co order, and where each
     // appender's part ends.
-    let mut full: HashMap<&Key, Vec<Value>> = HashMap::new();
-    let mut list_end: HashMap<(u32, &Key), usize> = HashMap::new();
+    let mut full: HashMap<&Key, Vec<Value>> = HashMap::default();
+    let mut list_end: HashMap<(u32, &Key), usize> = HashMap::default();
     for &t in co {
         for op in &h.txns[t as usize].ops {
             if let Op::Append { key, value } = op {
@@ -908,8 +908,8 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
         if txn.status != Status::Ok {
             continue; // info reads tell nothing; fail ones are not committed
         }
-        let mut own: HashMap<&Key, Value> = HashMap::new();
-        let mut own_app: HashMap<&Key, usize> = HashMap::new();
+        let mut own: HashMap<&Key, Value> = HashMap::default();
+        let mut own_app: HashMap<&Key, usize> = HashMap::default();
         for (o, op) in txn.ops.iter().enumerate() {
             let bad = |why: String| CertError::UnexplainedRead {
                 txn: t,
@@ -1006,7 +1006,7 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
                         )));
                     }
                     let s = srcs.len();
-                    let mut seen: HashSet<u32> = HashSet::new();
+                    let mut seen: HashSet<u32> = HashSet::default();
                     for v in ext {
                         let w = writer[&(key, *v)].0;
                         if seen.insert(w) {
@@ -1137,8 +1137,8 @@ impl WeakCtx<'_> {
     fn rc(&self) -> R<()> {
         for g in self.groups() {
             let keys: HashSet<&Key> = g.iter().map(|e| &e.key).collect();
-            let mut seen: HashSet<u32> = HashSet::new();
-            let mut best: HashMap<&Key, Top2> = HashMap::new();
+            let mut seen: HashSet<u32> = HashSet::default();
+            let mut best: HashMap<&Key, Top2> = HashMap::default();
             for e in g {
                 if let Some(b) = best.get(&e.key) {
                     if let Some((_, t1)) = b.best_except(e.src) {
@@ -1161,11 +1161,11 @@ impl WeakCtx<'_> {
     /// session (the latest such is enough: session order chains the rest).
     fn ra(&self) -> R<()> {
         let h = self.h;
-        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::new();
+        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::default();
         for g in self.groups() {
             by_txn.insert(g[0].t3, g);
         }
-        let mut last_w: HashMap<(u64, &Key), u32> = HashMap::new();
+        let mut last_w: HashMap<(u64, &Key), u32> = HashMap::default();
         for (t3, txn) in h.txns.iter().enumerate() {
             let t3 = t3 as u32;
             if self.pos[t3 as usize] == NONE {
@@ -1173,8 +1173,8 @@ impl WeakCtx<'_> {
             }
             if let Some(g) = by_txn.get(&t3) {
                 let keys: HashSet<&Key> = g.iter().map(|e| &e.key).collect();
-                let mut seen: HashSet<u32> = HashSet::new();
-                let mut best: HashMap<&Key, Top2> = HashMap::new();
+                let mut seen: HashSet<u32> = HashSet::default();
+                let mut best: HashMap<&Key, Top2> = HashMap::default();
                 for e in g.iter() {
                     for &s in self.sources(e) {
                         if seen.insert(s) {
@@ -1206,7 +1206,7 @@ impl WeakCtx<'_> {
     fn cc(&self) -> R<()> {
         let h = self.h;
         let n = h.txns.len();
-        let mut sess_ix: HashMap<u64, u32> = HashMap::new();
+        let mut sess_ix: HashMap<u64, u32> = HashMap::default();
         let mut sess_txns: Vec<Vec<u32>> = Vec::new();
         let mut sidx = vec![NONE; n];
         let mut sess = vec![NONE; n];
@@ -1229,7 +1229,7 @@ impl WeakCtx<'_> {
         }
         let k = sess_txns.len();
         // Per (session, key): the in-session indices of its writers, ascending.
-        let mut writers: HashMap<(u32, &Key), Vec<u32>> = HashMap::new();
+        let mut writers: HashMap<(u32, &Key), Vec<u32>> = HashMap::default();
         for (s, list) in sess_txns.iter().enumerate() {
             for &t in list {
                 for key in &self.wkeys[t as usize] {
@@ -1240,7 +1240,7 @@ impl WeakCtx<'_> {
                 }
             }
         }
-        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::new();
+        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::default();
         for g in self.groups() {
             by_txn.insert(g[0].t3, g);
         }
@@ -1290,13 +1290,13 @@ impl WeakCtx<'_> {
     /// of `t3`; the latest of them must be the read's source.
     fn pc(&self) -> R<()> {
         let h = self.h;
-        let mut wpos: HashMap<&Key, Vec<u32>> = HashMap::new();
+        let mut wpos: HashMap<&Key, Vec<u32>> = HashMap::default();
         for (i, &t) in self.co.iter().enumerate() {
             for key in &self.wkeys[t as usize] {
                 wpos.entry(key).or_default().push(i as u32);
             }
         }
-        let mut so_pred: HashMap<u64, u32> = HashMap::new();
+        let mut so_pred: HashMap<u64, u32> = HashMap::default();
         let mut pred_max = vec![NONE; h.txns.len()];
         for (t, txn) in h.txns.iter().enumerate() {
             if self.pos[t] == NONE {
@@ -1358,7 +1358,7 @@ impl<'a> Ctx<'a> {
 
     fn writers(&self, key: &Key, v: Value) -> &[(u32, u32)] {
         let m = self.writes.get_or_init(|| {
-            let mut m = WriteIndex::new();
+            let mut m = WriteIndex::default();
             for (t, txn) in self.h.txns.iter().enumerate() {
                 for (o, op) in txn.ops.iter().enumerate() {
                     if let Some((k, v)) = op.written() {
@@ -1383,7 +1383,7 @@ impl<'a> Ctx<'a> {
 
     fn list_reads(&self, key: &Key) -> &[(u32, u32)] {
         let m = self.list_reads.get_or_init(|| {
-            let mut m: HashMap<Key, Vec<(u32, u32)>> = HashMap::new();
+            let mut m: HashMap<Key, Vec<(u32, u32)>> = HashMap::default();
             for (t, txn) in self.h.txns.iter().enumerate() {
                 if txn.status != Status::Ok {
                     continue;
@@ -1792,7 +1792,7 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             else {
                 return fail("not a list read".into());
             };
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             if l.iter().any(|v| !seen.insert(*v)) {
                 return Ok(());
             }
@@ -2030,7 +2030,7 @@ fn verify_sub_history(h: &History, level: Level, txns: &[u32]) -> R<()> {
         });
     }
     // Writers of each (key, value) over the whole history.
-    let mut writers: HashMap<(&Key, Value), Vec<u32>> = HashMap::new();
+    let mut writers: HashMap<(&Key, Value), Vec<u32>> = HashMap::default();
     for (t, txn) in h.txns.iter().enumerate() {
         for op in &txn.ops {
             if let Some((k, v)) = op.written() {

@@ -1547,3 +1547,72 @@ fn certificates_round_trip_through_json() {
     let s = serde_json::to_string(&w).unwrap();
     assert_eq!(serde_json::from_str::<Certificate>(&s).unwrap(), w);
 }
+
+// ---------------------------------------------------------------------------
+// Scale.
+// ---------------------------------------------------------------------------
+
+/// A serial execution of `n` read-modify-write transactions over `keys`
+/// keys and 16 sessions, with client times and timestamps that agree.
+fn big_history(n: usize, keys: i64, seed: u64) -> History {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut store: std::collections::HashMap<i64, i64> = Default::default();
+    let mut txns = Vec::with_capacity(n);
+    let mut next = 1;
+    for i in 0..n {
+        let mut ops = Vec::new();
+        for _ in 0..2 {
+            let k = rng.random_range(0..keys);
+            ops.push(r(k, store.get(&k).copied()));
+            ops.push(w(k, next));
+            store.insert(k, next);
+            next += 1;
+        }
+        let mut x = t(i as u64, (i % 16) as u64, ops);
+        x.start = Some(10 * i as u64);
+        x.end = Some(10 * i as u64 + 5);
+        x.dbts = Some(DbTs {
+            start: 2 * i as u64,
+            commit: Some(2 * i as u64 + 1),
+        });
+        txns.push(x);
+    }
+    History::from_txns(txns)
+}
+
+fn time_all_witnesses(n: usize) {
+    let h = big_history(n, (n / 4).max(8) as i64, 1);
+    let order: Vec<u32> = (0..n as u32).collect();
+    let sched: Vec<(u32, bool)> = order
+        .iter()
+        .flat_map(|&t| [(t, false), (t, true)])
+        .collect();
+    for level in Level::ALL {
+        let w = if is_ser(level) {
+            Witness::Serial(order.clone())
+        } else if is_si(level) {
+            Witness::Schedule(sched.clone())
+        } else {
+            Witness::CommitOrder(order.clone())
+        };
+        let t0 = std::time::Instant::now();
+        verify(&h, &cert(level, true, Claim::Ok(w))).unwrap();
+        eprintln!("{n} txns, {level}: verified in {:?}", t0.elapsed());
+    }
+}
+
+#[test]
+fn large_histories_verify_quickly() {
+    time_all_witnesses(if cfg!(debug_assertions) {
+        5_000
+    } else {
+        100_000
+    });
+}
+
+/// `cargo test -p checkers --release --test certify -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn a_million_transactions() {
+    time_all_witnesses(1_000_000);
+}
