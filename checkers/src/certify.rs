@@ -127,6 +127,10 @@ pub const INIT: u32 = u32::MAX;
 
 /// Above this many transactions a sub-history is not brute-forced.
 pub const MAX_SUB_TXNS: usize = 9;
+/// The cc check keeps one vector clock (one counter per session) per
+/// committed transaction; above this many counters it refuses.
+pub const MAX_CLOCK_CELLS: usize = 1 << 30;
+
 /// Above this many `info` transactions a sub-history is not brute-forced.
 pub const MAX_SUB_INFO: usize = 4;
 
@@ -1246,7 +1250,14 @@ impl WeakCtx<'_> {
         }
         // vc[pos * k + s]: how many of session s's transactions are in the
         // causal past.
-        let mut vc = vec![0u32; self.co.len() * k];
+        let cells = self.co.len().saturating_mul(k);
+        if cells > MAX_CLOCK_CELLS {
+            return Err(CertError::Unsupported(format!(
+                "cc vector clocks of {} transactions over {k} sessions ({cells} cells, at most {MAX_CLOCK_CELLS})",
+                self.co.len()
+            )));
+        }
+        let mut vc = vec![0u32; cells];
         for (i, &t) in self.co.iter().enumerate() {
             let mut preds: Vec<u32> = Vec::new();
             if so_pred[t as usize] != NONE {
@@ -2266,4 +2277,195 @@ pub fn verify_weak_edge(h: &History, level: Level, e: &WeakEdge) -> R<()> {
         to: e.to,
         why,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::{DbTs, Txn};
+
+    fn w(k: i64, v: i64) -> Op {
+        Op::Write {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    fn r(k: i64, v: Option<i64>) -> Op {
+        Op::Read {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    fn ok(id: u64, session: u64, ops: Vec<Op>) -> Txn {
+        Txn::new(id, session, Status::Ok, ops)
+    }
+
+    fn serial(h: &History, level: Level, dbts: bool, o: &[u32]) -> R<()> {
+        verify(
+            h,
+            &Certificate {
+                level,
+                use_dbts: dbts,
+                claim: Claim::Ok(Witness::Serial(o.to_vec())),
+            },
+        )
+    }
+
+    fn schedule(h: &History, level: Level, dbts: bool, ev: &[(u32, bool)]) -> R<()> {
+        verify(
+            h,
+            &Certificate {
+                level,
+                use_dbts: dbts,
+                claim: Claim::Ok(Witness::Schedule(ev.to_vec())),
+            },
+        )
+    }
+
+    #[test]
+    fn top2_skips_the_excluded_txn() {
+        let mut t = Top2::default();
+        assert_eq!(t.best_except(0), None);
+        t.add(5, 1);
+        t.add(3, 2);
+        t.add(4, 3);
+        assert_eq!(t.best_except(9), Some((5, 1)));
+        assert_eq!(t.best_except(1), Some((4, 3)));
+        assert_eq!(t.best_except(3), Some((5, 1)));
+    }
+
+    #[test]
+    fn real_time_ignores_a_txn_against_itself() {
+        // T0's recorded end is before its own start (clock skew): it must
+        // not be ordered before itself.
+        let mut a = ok(0, 0, vec![w(1, 1)]);
+        a.start = Some(10);
+        a.end = Some(5);
+        let h = History::from_txns(vec![a]);
+        serial(&h, Level::Sser, false, &[0]).unwrap();
+        schedule(&h, Level::StrongSi, false, &[(0, false), (0, true)]).unwrap();
+    }
+
+    #[test]
+    fn schedule_structure_is_checked() {
+        let h = History::from_txns(vec![ok(0, 0, vec![w(1, 1)]), ok(1, 1, vec![r(1, None)])]);
+        let bad = [
+            vec![(0, true), (0, false), (1, false), (1, true)],
+            vec![(0, false), (0, false), (0, true), (1, false), (1, true)],
+            vec![(0, false), (0, true), (0, true), (1, false), (1, true)],
+            vec![(0, false), (1, false), (1, true)],
+        ];
+        for ev in bad {
+            let e = schedule(&h, Level::Si, false, &ev).unwrap_err();
+            assert!(
+                matches!(e, CertError::BadEvents { txn: 0, .. }),
+                "{ev:?}: {e}"
+            );
+        }
+        assert_eq!(
+            schedule(&h, Level::Si, false, &[(1, false), (1, true)]).unwrap_err(),
+            CertError::MissingOk(0)
+        );
+        schedule(
+            &h,
+            Level::Si,
+            false,
+            &[(1, false), (0, false), (1, true), (0, true)],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn equal_timestamps() {
+        // Begin and commit at the same timestamp: the begin comes first, so
+        // T1 (begin 2) must not see T0 (commit 2).
+        let mut a = ok(0, 0, vec![w(1, 1)]);
+        a.dbts = Some(DbTs {
+            start: 1,
+            commit: Some(2),
+        });
+        let mut b = ok(1, 1, vec![r(1, None)]);
+        b.dbts = Some(DbTs {
+            start: 2,
+            commit: None,
+        });
+        let h = History::from_txns(vec![a, b]);
+        schedule(
+            &h,
+            Level::Si,
+            true,
+            &[(0, false), (1, false), (0, true), (1, true)],
+        )
+        .unwrap();
+        let e = schedule(
+            &h,
+            Level::Si,
+            true,
+            &[(0, false), (0, true), (1, false), (1, true)],
+        );
+        assert!(matches!(e, Err(CertError::WrongRead { .. })));
+        // Two commits at one timestamp are unordered.
+        let mut c = ok(0, 0, vec![w(1, 1)]);
+        c.dbts = Some(DbTs {
+            start: 1,
+            commit: Some(3),
+        });
+        let mut d = ok(1, 1, vec![w(2, 1)]);
+        d.dbts = Some(DbTs {
+            start: 1,
+            commit: Some(3),
+        });
+        let h = History::from_txns(vec![c, d]);
+        for ev in [
+            [(0, false), (1, false), (0, true), (1, true)],
+            [(0, false), (1, false), (1, true), (0, true)],
+        ] {
+            schedule(&h, Level::Si, true, &ev).unwrap();
+        }
+        serial(&h, Level::Ser, true, &[1, 0]).unwrap();
+    }
+
+    #[test]
+    fn range_reads_are_unsupported_and_sub_histories_bounded() {
+        let h = History::from_txns(vec![ok(
+            0,
+            0,
+            vec![Op::RangeRead {
+                lo: Key::Int(0),
+                hi: Key::Int(9),
+                rows: vec![],
+            }],
+        )]);
+        assert!(matches!(
+            serial(&h, Level::Ser, false, &[0]),
+            Err(CertError::Unsupported(_))
+        ));
+        let big = History::from_txns((0..10).map(|i| ok(i, 0, vec![w(1, i as i64)])).collect());
+        let e = verify(
+            &big,
+            &Certificate {
+                level: Level::Ser,
+                use_dbts: false,
+                claim: Claim::Anomalous(vec![Refutation::SubHistory((0..10).collect())]),
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e, CertError::TooLarge { txns: 10, info: 0 });
+        eprintln!("{e}");
+    }
+
+    #[test]
+    fn families() {
+        for l in Level::ALL {
+            let f = family(l);
+            assert_eq!(
+                f == Family::Weak,
+                matches!(l, Level::Rc | Level::Ra | Level::Cc | Level::Pc)
+            );
+            // Session order constrains every level but plain si and ser.
+            assert_eq!(uses_so(l), !matches!(l, Level::Si | Level::Ser));
+        }
+    }
 }
