@@ -109,8 +109,14 @@
 //!   edges; each axiom edge is re-derived from its read and premise, and
 //!   every such edge must be in every valid commit order.
 //!
-//! Range reads are not supported by the replay (an [`CertError::Unsupported`]
-//! error), nor by the sub-history check (the oracle handles registers only).
+//! Range reads are replayed for the SER and SI families (each row listed
+//! must be the visible version, and each key visible in the range must be
+//! listed); the weak levels and sub-histories return
+//! [`CertError::Unsupported`] for them (the oracle handles registers only).
+//! `use_dbts` constrains the SER and SI families only; weak witnesses
+//! ignore it.
+
+use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::OnceCell;
@@ -617,7 +623,8 @@ fn check_dbts_keys(h: &History, commits: impl Iterator<Item = u32>) -> R<()> {
 
 #[derive(Default)]
 struct Store {
-    reg: HashMap<Key, Value>,
+    /// Ordered, for range reads.
+    reg: BTreeMap<Key, Value>,
     list: HashMap<Key, Vec<Value>>,
 }
 
@@ -636,7 +643,7 @@ struct Effects {
 fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
     let txn = &h.txns[t as usize];
     let check = txn.status == Status::Ok;
-    let mut own: HashMap<&Key, Value> = HashMap::default();
+    let mut own: BTreeMap<&Key, Value> = BTreeMap::new();
     let mut own_app: HashMap<&Key, Vec<Value>> = HashMap::default();
     let mut app = Vec::new();
     for (o, op) in txn.ops.iter().enumerate() {
@@ -684,11 +691,40 @@ fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
                 own_app.entry(key).or_default().push(*value);
                 app.push((key.clone(), *value));
             }
-            Op::RangeRead { .. } => {
-                if check {
-                    return Err(CertError::Unsupported(format!(
-                        "range read at T{t} op {o} (the certificate replay handles registers and lists)"
-                    )));
+            Op::RangeRead { lo, hi, rows } => {
+                if !check {
+                    continue;
+                }
+                let bad = |key: &Key, got: String, want: Option<Value>| {
+                    Err(CertError::WrongRead {
+                        txn: t,
+                        op: o as u32,
+                        key: key.clone(),
+                        got,
+                        want: fmt_opt(want),
+                    })
+                };
+                // Each row listed is the version visible now...
+                for (k, v) in rows {
+                    let want = own.get(k).or_else(|| store.reg.get(k)).copied();
+                    if want != Some(*v) {
+                        return bad(k, format!("{v} (range row)"), want);
+                    }
+                }
+                // ... and each key visible in range is listed (else it was
+                // read as absent). The scans stop at the first key not
+                // listed, so they visit at most rows + 1 keys each.
+                if lo <= hi {
+                    let listed: HashSet<&Key> = rows.iter().map(|(k, _)| k).collect();
+                    let visible = own
+                        .range::<&Key, _>(lo..=hi)
+                        .map(|(k, v)| (*k, *v))
+                        .chain(store.reg.range::<Key, _>(lo..=hi).map(|(k, v)| (k, *v)));
+                    for (k, v) in visible {
+                        if !listed.contains(k) {
+                            return bad(k, "absent (not in the range read)".into(), Some(v));
+                        }
+                    }
                 }
             }
         }
@@ -2428,7 +2464,7 @@ mod tests {
     }
 
     #[test]
-    fn range_reads_are_unsupported_and_sub_histories_bounded() {
+    fn range_reads_outside_replay_are_unsupported_and_sub_histories_bounded() {
         let h = History::from_txns(vec![ok(
             0,
             0,
@@ -2438,10 +2474,19 @@ mod tests {
                 rows: vec![],
             }],
         )]);
-        assert!(matches!(
-            serial(&h, Level::Ser, false, &[0]),
-            Err(CertError::Unsupported(_))
-        ));
+        serial(&h, Level::Ser, false, &[0]).unwrap();
+        let weak = Certificate {
+            level: Level::Cc,
+            use_dbts: false,
+            claim: Claim::Ok(Witness::CommitOrder(vec![0])),
+        };
+        assert!(matches!(verify(&h, &weak), Err(CertError::Unsupported(_))));
+        let sub = Certificate {
+            level: Level::Ser,
+            use_dbts: false,
+            claim: Claim::Anomalous(vec![Refutation::SubHistory(vec![0])]),
+        };
+        assert!(matches!(verify(&h, &sub), Err(CertError::Unsupported(_))));
         let big = History::from_txns((0..10).map(|i| ok(i, 0, vec![w(1, i as i64)])).collect());
         let e = verify(
             &big,
