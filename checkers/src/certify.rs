@@ -1467,7 +1467,8 @@ impl<'a> Ctx<'a> {
 
     /// The external reads of `key` by ok `t`, as (op, version read): the
     /// version is `None` for the initial one, else the unique writer of the
-    /// value (register) or of the list's last element. A read after the
+    /// value (register, or a range read's row; a range read covering `key`
+    /// without listing it read it as absent) or of the list's last element. A read after the
     /// transaction's own write (or append) of `key` is not external; a read
     /// whose version has no unique writer other than `t` is skipped.
     fn external_reads(&self, t: u32, key: &Key) -> Vec<(u32, Option<u32>)> {
@@ -1497,6 +1498,17 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 },
+                Op::RangeRead { lo, hi, rows } if lo <= key && key <= hi && !wrote => {
+                    // A key in range and not listed was read as absent.
+                    match rows.iter().find(|(k, _)| k == key) {
+                        None => out.push((o as u32, None)),
+                        Some((_, v)) => {
+                            if let Some(w) = self.unique_writer(key, *v).filter(|&w| w != t) {
+                                out.push((o as u32, Some(w)));
+                            }
+                        }
+                    }
+                }
                 _ => {}
             }
             if op.written().is_some_and(|(k, _)| k == key) {
