@@ -137,7 +137,7 @@ fn some_witness(h: &History, level: Level, use_dbts: bool) -> bool {
 }
 
 fn configs(level: Level) -> Vec<GenConfig> {
-    let max_txns = if is_si(level) { 4 } else { 5 };
+    let max_txns = 5;
     vec![
         GenConfig {
             max_txns,
