@@ -30,6 +30,7 @@
 
 pub mod acyclic;
 pub mod anomaly;
+pub mod certify;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
