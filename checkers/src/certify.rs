@@ -431,6 +431,27 @@ pub fn verify(h: &History, cert: &Certificate) -> Result<(), CertError> {
     }
 }
 
+/// Checks each refutation on its own (one shared index of the history), so
+/// a caller can tell the ones that hold from the ones that cannot be
+/// checked ([`CertError::Unsupported`], [`CertError::TooLarge`]) or fail.
+pub fn verify_each(
+    h: &History,
+    level: Level,
+    use_dbts: bool,
+    refs: &[Refutation],
+) -> Vec<Result<(), CertError>> {
+    if h.txns.len() >= INIT as usize {
+        return refs
+            .iter()
+            .map(|_| Err(CertError::Unsupported("more than 2^32-1 transactions".into())))
+            .collect();
+    }
+    let ctx = Ctx::new(h);
+    refs.iter()
+        .map(|r| verify_refutation(&ctx, level, use_dbts, r))
+        .collect()
+}
+
 /// Checks that `w` is an execution of `level` explaining `h`.
 pub fn verify_witness(h: &History, level: Level, use_dbts: bool, w: &Witness) -> R<()> {
     match (family(level), w) {

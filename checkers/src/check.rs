@@ -13,14 +13,16 @@ use history::{History, Level};
 
 use crate::anomaly::Scope;
 use crate::cycles::{classify, find_cycles, Cycle};
-use crate::depgraph::{DepGraph, Orders, VersionOrder};
+use crate::depgraph::{Dep, DepGraph, Orders, VersionOrder};
 use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
 use crate::general::{check_general, model_of, General, GeneralOptions};
 use crate::index::Index;
-use crate::interpret::counterexample;
+use crate::interpret::counterexample_core;
+use crate::certify::{CertError, Certificate, Claim, Refutation, Witness};
+use crate::evidence;
 use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_equal};
 use crate::mini::{not_mini, version_order, Divergence};
-use crate::report::{Anomaly, HistoryStats, Report, Verdict};
+use crate::report::{Anomaly, Certified, HistoryStats, Report, Verdict};
 use crate::weak::WeakVerdict;
 use crate::CheckOptions;
 
@@ -28,7 +30,11 @@ use crate::CheckOptions;
 struct Outcome {
     verdict: Verdict,
     method: &'static str,
+    /// With `ok` (when explaining), the execution that shows it.
+    witness: Option<Witness>,
     anomalies: Vec<Anomaly>,
+    /// Proofs of the anomalies, for the certificate.
+    refutations: Vec<Refutation>,
     /// Levels shown failed by anomalies whose edges are all forced.
     also_fails: Vec<Level>,
     notes: Vec<String>,
@@ -62,6 +68,9 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
     }
     let (fails, satisfies) = place(&ix, level, &out, opts, deadline, &mut notes);
+    let t_cert = Instant::now();
+    let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
+    let certify_ms = t_cert.elapsed().as_millis() as u64;
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in &out.anomalies {
         *counts.entry(a.title()).or_default() += 1;
@@ -90,6 +99,69 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         constraints: crate::polygraph::work(),
         decided_ms: out.decided.as_millis() as u64,
         elapsed_ms: t0.elapsed().as_millis() as u64,
+        certified,
+        certify_ms,
+        certificate,
+    }
+}
+
+/// Stage 4: the verdict's proof, re-checked by the independent
+/// [`certify`](crate::certify) module. A proof that does not hold is a
+/// checker bug and says so; one the module cannot check (a construct it
+/// does not handle, a sub-history too large to brute-force) is said to be
+/// unchecked.
+fn certify_verdict(
+    h: &History,
+    level: Level,
+    use_dbts: bool,
+    out: &Outcome,
+) -> (Option<Certificate>, Certified) {
+    let cert = |claim| Certificate {
+        level,
+        use_dbts,
+        claim,
+    };
+    let unsupported = |e: &CertError| {
+        matches!(e, CertError::Unsupported(_) | CertError::TooLarge { .. })
+    };
+    match out.verdict {
+        Verdict::Unknown => (None, Certified::NotChecked("the verdict is unknown".into())),
+        Verdict::Ok => {
+            let Some(w) = out.witness.clone() else {
+                return (
+                    None,
+                    Certified::Failed("an ok verdict came without a witness".into()),
+                );
+            };
+            let c = cert(Claim::Ok(w));
+            match crate::certify::verify(h, &c) {
+                Ok(()) => (Some(c), Certified::Checked),
+                Err(e) if unsupported(&e) => (None, Certified::NotChecked(e.to_string())),
+                Err(e) => (Some(c), Certified::Failed(e.to_string())),
+            }
+        }
+        Verdict::Anomalous => {
+            let results = crate::certify::verify_each(h, level, use_dbts, &out.refutations);
+            let mut held = Vec::new();
+            let mut unchecked = None;
+            for (r, res) in out.refutations.iter().zip(results) {
+                match res {
+                    Ok(()) => held.push(r.clone()),
+                    Err(e) if unsupported(&e) => unchecked = Some(e.to_string()),
+                    Err(e) => {
+                        return (
+                            Some(cert(Claim::Anomalous(vec![r.clone()]))),
+                            Certified::Failed(e.to_string()),
+                        )
+                    }
+                }
+            }
+            if held.is_empty() {
+                let why = unchecked.unwrap_or_else(|| "no checkable proof was produced".into());
+                return (None, Certified::NotChecked(why));
+            }
+            (Some(cert(Claim::Anomalous(held))), Certified::Checked)
+        }
     }
 }
 
@@ -200,7 +272,35 @@ fn stats(ix: &Index) -> HistoryStats {
     }
 }
 
-/// Decides one level. With `explain` false, only the verdict matters.
+/// What deciding a level has found so far: the counterexamples to show,
+/// the refutations that prove them, and the levels they fail.
+#[derive(Default)]
+struct Found {
+    /// Whether counterexamples and their proofs are wanted (the requested
+    /// level), or only the verdict (placing the others).
+    explain: bool,
+    anomalies: Vec<Anomaly>,
+    refutations: Vec<Refutation>,
+    also_fails: Vec<Level>,
+}
+
+impl Found {
+    /// A counterexample and the refutation that proves it (when one can be
+    /// given), kept only when explaining.
+    fn show(&mut self, a: impl FnOnce() -> Anomaly, r: impl FnOnce() -> Option<Refutation>) {
+        if self.explain {
+            self.anomalies.push(a());
+            self.refutations.extend(r());
+        }
+    }
+
+    fn anomalous(&self) -> bool {
+        !self.also_fails.is_empty() || !self.anomalies.is_empty()
+    }
+}
+
+/// Stage 2: decides one level. With `explain` false, only the verdict
+/// matters (no counterexamples, no witness).
 fn decide(
     ix: &Index,
     level: Level,
@@ -209,9 +309,13 @@ fn decide(
     started: Instant,
     deadline: Option<Instant>,
 ) -> Outcome {
-    let mut anomalies = Vec::new();
-    let mut also_fails = Vec::new();
+    let mut found = Found {
+        explain,
+        ..Found::default()
+    };
     let mut decided = None;
+    let mut witness = None;
+    // Non-cyclic anomalies need no version order.
     let list_findings = if ix.history.has_lists() {
         crate::lists::list_orders(ix).findings
     } else {
@@ -219,25 +323,29 @@ fn decide(
     };
     for f in ix.findings.iter().chain(&list_findings) {
         if forbids(level, f.kind, Scope::Item) {
-            if explain {
-                anomalies.push(finding_anomaly(ix, f));
-            }
+            found.show(|| finding_anomaly(ix, f), || Some(evidence::finding(f)));
             for &m in forbidding(f.kind, Scope::Item) {
-                also_fails.extend(stronger_or_equal(m));
+                found.also_fails.extend(stronger_or_equal(m));
             }
         }
     }
-    let strong = is_strong(level);
     let mut notes = Vec::new();
-    let (verdict, method) = if !strong {
+    let (verdict, method) = if !is_strong(level) {
         let w = crate::weak::check_weak_until(ix, level, explain, deadline);
         // Weak-level cycles are shown by the axioms' forced edges; their
         // levels come with them (the lattice rows are about Adya cycles).
-        anomalies.extend(w.anomalies);
-        also_fails.extend(w.also_fails);
+        // Each is proved by re-deciding its transactions alone.
+        for a in w.anomalies {
+            let txns = evidence::txns_by_id(ix, a.txns.iter().map(|t| t.id));
+            found.show(|| a, || evidence::sub_history(ix, txns));
+        }
+        found.also_fails.extend(w.also_fails);
         notes.extend(w.notes);
         match w.verdict {
-            WeakVerdict::Ok => (Verdict::Ok, w.method),
+            WeakVerdict::Ok => {
+                witness = w.witness.map(Witness::CommitOrder);
+                (Verdict::Ok, w.method)
+            }
             WeakVerdict::Anomalous => (Verdict::Anomalous, w.method),
             WeakVerdict::Unknown(why) => {
                 notes.push(why);
@@ -246,17 +354,9 @@ fn decide(
         }
     } else if !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none() {
         let (vo, div) = version_order(ix);
-        known_order(
-            ix,
-            &vo,
-            &div,
-            level,
-            explain,
-            &mut anomalies,
-            &mut also_fails,
-        );
+        witness = known_order(ix, &vo, &div, level, &mut found);
         (Verdict::Ok, "mini-transaction")
-    } else if !anomalies.is_empty() && !explain {
+    } else if found.anomalous() && !explain {
         // Already decided by a non-cyclic anomaly.
         (Verdict::Anomalous, "non-cyclic")
     } else {
@@ -269,29 +369,31 @@ fn decide(
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {
-            General::Ok { how, .. } => (Verdict::Ok, how),
+            General::Ok { how, schedule } => {
+                if explain {
+                    witness = Some(evidence::witness_of_schedule(
+                        ix,
+                        model_of(level),
+                        &schedule,
+                    ));
+                }
+                (Verdict::Ok, how)
+            }
             General::Forced { cycles, lost } => {
                 for l in &lost {
-                    if explain {
-                        anomalies.push(divergence_anomaly(ix, l.key, l.base, l.a, l.b));
-                    }
-                    also_fails.extend(stronger_or_equal(Level::Si));
+                    found.show(
+                        || divergence_anomaly(ix, l.key, l.base, l.a, l.b),
+                        || Some(evidence::lost_update(ix, l.key, l.base, l.a, l.b)),
+                    );
+                    found.also_fails.extend(stronger_or_equal(Level::Si));
                 }
                 for c in &cycles {
-                    record_forced_cycle(
-                        ix,
-                        c,
-                        level,
-                        opts.use_dbts,
-                        explain,
-                        &mut anomalies,
-                        &mut also_fails,
-                    );
+                    record_forced_cycle(ix, c, level, opts.use_dbts, &mut found);
                 }
                 (Verdict::Anomalous, "known edges")
             }
             General::Refuted { how, seed, cycle } => {
-                also_fails.extend(implying(level, opts.use_dbts));
+                found.also_fails.extend(implying(level, opts.use_dbts));
                 if explain {
                     // Shrinking is a nicety: give it a bounded share of time,
                     // in proportion to what deciding took.
@@ -299,14 +401,24 @@ fn decide(
                     decided = Some(spent);
                     let budget = Instant::now() + (2 * spent).clamp(MINIMIZE_FOR / 6, MINIMIZE_FOR);
                     let until = Some(deadline.map_or(budget, |d| d.min(budget)));
-                    match counterexample(ix, level, &seed, until) {
-                        Some(a) => anomalies.push(a),
-                        None => match cycle.filter(|c| !c.is_empty()) {
-                            Some(edges) => anomalies.push(refutation_anomaly(ix, edges)),
-                            None => notes.push(
-                                "no version order satisfies the level, but no small counterexample was found".into(),
-                            ),
-                        },
+                    let core = counterexample_core(ix, level, &seed, until);
+                    let cycle = cycle.filter(|c| !c.is_empty()).map(|edges| Cycle {
+                        scope: Scope::Item,
+                        edges,
+                    });
+                    // The proof: the refuted core re-decided alone, else the
+                    // closing cycle when every edge of it has evidence.
+                    let proof = core
+                        .as_ref()
+                        .and_then(|(_, txns)| evidence::sub_history(ix, txns.clone()))
+                        .or_else(|| cycle.as_ref().and_then(|c| evidence::cycle(ix, c)));
+                    found.refutations.extend(proof);
+                    match (core.and_then(|(a, _)| a), cycle) {
+                        (Some(a), _) => found.anomalies.push(a),
+                        (None, Some(c)) => found.anomalies.push(refutation_anomaly(ix, c)),
+                        (None, None) => notes.push(
+                            "no version order satisfies the level, but no small counterexample was found".into(),
+                        ),
                     }
                 }
                 (Verdict::Anomalous, how)
@@ -317,7 +429,7 @@ fn decide(
             }
         }
     };
-    let anomalous = !also_fails.is_empty() || !anomalies.is_empty();
+    let anomalous = found.anomalous();
     Outcome {
         verdict: if anomalous {
             Verdict::Anomalous
@@ -325,35 +437,42 @@ fn decide(
             verdict
         },
         method,
-        anomalies,
-        also_fails,
+        witness: if anomalous { None } else { witness },
+        anomalies: found.anomalies,
+        refutations: found.refutations,
+        also_fails: found.also_fails,
         notes,
         decided: decided.unwrap_or_else(|| started.elapsed()),
     }
 }
 
 /// The linear check for a known version order: divergences first (lost
-/// updates), then one cycle search.
+/// updates), then one cycle search. Returns the witness when there is no
+/// anomaly and one is wanted.
 fn known_order(
     ix: &Index,
     vo: &VersionOrder,
     div: &[Divergence],
     level: Level,
-    explain: bool,
-    anomalies: &mut Vec<Anomaly>,
-    also_fails: &mut Vec<Level>,
-) {
+    found: &mut Found,
+) -> Option<Witness> {
     for d in div {
-        if explain {
-            anomalies.push(divergence_anomaly(ix, d.key, d.base, d.a, d.b));
-        }
-        also_fails.extend(stronger_or_equal(Level::Si));
+        found.show(
+            || divergence_anomaly(ix, d.key, d.base, d.a, d.b),
+            || Some(evidence::lost_update(ix, d.key, d.base, d.a, d.b)),
+        );
+        found.also_fails.extend(stronger_or_equal(Level::Si));
     }
     let orders = Orders::of(level);
-    let dg = DepGraph::build(ix, vo, model_of(level), orders);
+    let model = model_of(level);
+    let dg = DepGraph::build(ix, vo, model, orders);
     for c in find_cycles(&dg, orders) {
-        record_forced_cycle(ix, &c, level, false, explain, anomalies, also_fails);
+        record_forced_cycle(ix, &c, level, false, found);
     }
+    if found.anomalous() || !found.explain {
+        return None;
+    }
+    crate::general::schedule_of(&dg).map(|s| evidence::witness_of_schedule(ix, model, &s))
 }
 
 /// True for the levels decided by version orders (SI and SER families).
@@ -371,41 +490,23 @@ fn is_strong(level: Level) -> bool {
 
 /// Records a cycle all of whose edges the history forces: it fails the
 /// checked level and every strong level that forbids its kind.
-fn record_forced_cycle(
-    ix: &Index,
-    c: &Cycle,
-    level: Level,
-    use_dbts: bool,
-    explain: bool,
-    anomalies: &mut Vec<Anomaly>,
-    also_fails: &mut Vec<Level>,
-) {
+fn record_forced_cycle(ix: &Index, c: &Cycle, level: Level, use_dbts: bool, found: &mut Found) {
     let (kind, _) = classify(c);
     if !forbids(level, kind, c.scope) {
         return;
     }
-    also_fails.extend(implying(level, use_dbts));
+    found.also_fails.extend(implying(level, use_dbts));
     // Adya's classes place the cycle in other levels only when it is made
     // of dependencies: a timestamp edge means different things in the SI
     // and SER models, so such a cycle speaks for its own model alone.
-    if c.edges
-        .iter()
-        .any(|e| e.label.dep == crate::depgraph::Dep::Ts)
-    {
-        return push_cycle(ix, c, explain, anomalies);
-    }
-    for &m in forbidding(kind, c.scope) {
-        if is_strong(m) {
-            also_fails.extend(stronger_or_equal(m));
+    if !c.edges.iter().any(|e| e.label.dep == Dep::Ts) {
+        for &m in forbidding(kind, c.scope) {
+            if is_strong(m) {
+                found.also_fails.extend(stronger_or_equal(m));
+            }
         }
     }
-    push_cycle(ix, c, explain, anomalies);
-}
-
-fn push_cycle(ix: &Index, c: &Cycle, explain: bool, anomalies: &mut Vec<Anomaly>) {
-    if explain {
-        anomalies.push(cycle_anomaly(ix, c));
-    }
+    found.show(|| cycle_anomaly(ix, c), || evidence::cycle(ix, c));
 }
 
 /// How long a refuted check may spend shrinking its counterexample.
@@ -413,11 +514,7 @@ const MINIMIZE_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The cycle that closed a refutation, as a counterexample. Its guessed
 /// edges were forced: the opposite order of each pair closes a cycle too.
-fn refutation_anomaly(ix: &Index, edges: Vec<crate::depgraph::TxnEdge>) -> Anomaly {
-    let c = Cycle {
-        scope: Scope::Item,
-        edges,
-    };
+fn refutation_anomaly(ix: &Index, c: Cycle) -> Anomaly {
     let mut a = cycle_anomaly(ix, &c);
     for (e, te) in a.edges.iter_mut().zip(&c.edges) {
         if te.label.why == crate::depgraph::Why::Chosen {

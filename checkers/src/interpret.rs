@@ -220,6 +220,18 @@ pub fn counterexample(
     seed: &[u32],
     deadline: Option<Instant>,
 ) -> Option<Anomaly> {
+    counterexample_core(ix, level, seed, deadline).and_then(|(a, _)| a)
+}
+
+/// Like [`counterexample`], with the refuted set of transactions it shows
+/// (what a certificate re-decides on its own); `None` when no refuted set
+/// was found in time.
+pub fn counterexample_core(
+    ix: &Index,
+    level: Level,
+    seed: &[u32],
+    deadline: Option<Instant>,
+) -> Option<(Option<Anomaly>, Vec<u32>)> {
     let mut budget = MAX_CHECKS;
     let nb = Neighbourhood::new(ix);
     let core = grow_with(ix, &nb, level, seed, MAX_SET, deadline, &mut budget).or_else(|| {
@@ -227,7 +239,7 @@ pub fn counterexample(
         (all.len() <= MAX_WHOLE && refuted(ix, &all, level, deadline)).then_some(all)
     })?;
     let core = shrink(ix, level, core, deadline, &mut budget);
-    picture(ix, &core, level)
+    Some((picture(ix, &core, level), core))
 }
 
 /// Most refutation checks one counterexample may cost.

@@ -34,6 +34,7 @@ pub mod certify;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
+pub mod evidence;
 pub mod explain;
 pub mod general;
 pub mod graph;
@@ -56,7 +57,7 @@ use std::time::Duration;
 pub use anomaly::{AnomalyKind, CommonName, Scope};
 pub use check::check;
 pub use explain::to_dot;
-pub use report::{Anomaly, EdgeKind, EdgeView, HistoryStats, Report, TxnView, Verdict};
+pub use report::{Anomaly, Certified, EdgeKind, EdgeView, HistoryStats, Report, TxnView, Verdict};
 
 /// Knobs of a check.
 #[derive(Clone)]

@@ -182,6 +182,33 @@ pub struct Report {
     /// Milliseconds the check took.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// What the independent certificate checker said of the verdict.
+    #[serde(default)]
+    pub certified: Certified,
+    /// Milliseconds the certificate checker took.
+    #[serde(default)]
+    pub certify_ms: u64,
+    /// The verdict's proof: the witness of an `ok`, the refutations of an
+    /// `anomalous` that the certificate checker accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<crate::certify::Certificate>,
+}
+
+/// The certificate checker's word on a verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Certified {
+    /// The verdict's proof was re-checked and holds.
+    Checked,
+    /// The verdict could not be re-checked (why): an `unknown`, or a proof
+    /// the certificate checker does not handle.
+    NotChecked(String),
+    /// The proof was re-checked and does **not** hold: a checker bug. The
+    /// verdict must not be trusted (the command line exits 2).
+    Failed(String),
+    /// Reports written before certificates existed.
+    #[default]
+    Absent,
 }
 
 impl Report {
@@ -213,6 +240,16 @@ impl Report {
         if !self.satisfies.is_empty() {
             let f: Vec<&str> = self.satisfies.iter().map(|l| l.name()).collect();
             s.push_str(&format!("satisfies: {}\n", f.join(", ")));
+        }
+        match &self.certified {
+            Certified::Checked => {}
+            Certified::NotChecked(why) if self.verdict != Verdict::Unknown => {
+                s.push_str(&format!("certificate: not checked ({why})\n"))
+            }
+            Certified::Failed(why) => s.push_str(&format!(
+                "certificate: FAILED: {why} (a checker bug: do not trust this verdict)\n"
+            )),
+            _ => {}
         }
         for n in &self.notes {
             s.push_str(&format!("note: {n}\n"));

@@ -381,3 +381,29 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
     }
     History::from_txns(txns)
 }
+
+static UNCHECKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// For tests: panics when the certificate checker rejected a verdict's
+/// proof (a checker bug), and counts the decided verdicts whose proof
+/// could not be checked ([`unchecked_certificates`]).
+pub fn assert_certified(rep: &crate::Report, what: &str) {
+    use crate::{Certified, Verdict};
+    match &rep.certified {
+        Certified::Failed(why) => panic!(
+            "{what}: the certificate of {} at {} does not hold: {why}\n{:?}",
+            rep.verdict, rep.level, rep.certificate
+        ),
+        Certified::NotChecked(_) if rep.verdict != Verdict::Unknown => {
+            UNCHECKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Certified::Absent => panic!("{what}: no certificate status"),
+        _ => {}
+    }
+}
+
+/// How many decided verdicts [`assert_certified`] saw without a checked
+/// proof.
+pub fn unchecked_certificates() -> usize {
+    UNCHECKED.load(std::sync::atomic::Ordering::Relaxed)
+}

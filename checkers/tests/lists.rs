@@ -29,6 +29,7 @@ fn a_serial_list_history_is_valid_everywhere() {
     ]);
     for l in [Level::Si, Level::Ser, Level::Sser, Level::StrongSessionSi] {
         let rep = check(&h, l, &CheckOptions::default());
+        checkers::testgen::assert_certified(&rep, "lists");
         assert_eq!(rep.verdict, Verdict::Ok, "{l}: {}", rep.summary());
     }
 }
@@ -42,6 +43,7 @@ fn incompatible_orders_are_reported() {
         t(3, vec![r("x", &[2, 1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert!(
         rep.anomalies
@@ -56,6 +58,7 @@ fn incompatible_orders_are_reported() {
 fn duplicate_elements_are_reported() {
     let h = History::from_txns(vec![t(0, vec![a("x", 1)]), t(1, vec![r("x", &[1, 1])])]);
     let rep = check(&h, Level::Ser, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(rep.anomalies[0].kind, AnomalyKind::DuplicateElements);
 }
@@ -70,6 +73,7 @@ fn lost_append_order_is_a_g_single() {
         t(2, vec![r("y", &[1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous, "{}", rep.summary());
     assert_eq!(rep.anomalies[0].kind, AnomalyKind::GSingle);
     assert_eq!(rep.anomalies[0].common, Some(CommonName::FracturedRead));
@@ -88,6 +92,7 @@ fn write_skew_on_lists_passes_si_and_fails_ser() {
         Verdict::Ok
     );
     let rep = check(&h, Level::Ser, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(
         rep.anomalies[0].common,
@@ -130,6 +135,7 @@ fn assert_levels(h: &History, ok: &[Level]) {
             "the oracle at {l}"
         );
         let rep = check(h, l, &CheckOptions::default());
+        checkers::testgen::assert_certified(&rep, "lists");
         let want = if ok.contains(&l) {
             Verdict::Ok
         } else {
@@ -164,6 +170,7 @@ fn a_read_after_its_own_append_must_end_with_it() {
     ]);
     assert_levels(&h, &[]);
     let rep = check(&h, Level::Rc, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert!(
         rep.anomalies
             .iter()
@@ -215,6 +222,7 @@ fn a_list_read_reads_from_every_element_writer() {
     ]);
     assert_levels(&y_first, &[Level::Rc]);
     let rep = check(&y_first, Level::Ra, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "lists");
     assert_eq!(
         rep.anomalies[0].common,
         Some(CommonName::FracturedRead),

@@ -88,6 +88,7 @@ fn white_box_checking_agrees_with_the_oracle() {
         for (li, &l) in STRONG.iter().enumerate() {
             let want = truth(&h, l);
             let rep = check(&h, l, &opts);
+            checkers::testgen::assert_certified(&rep, "oracle_dbts");
             let got = match rep.verdict {
                 Verdict::Ok => true,
                 Verdict::Anomalous => false,

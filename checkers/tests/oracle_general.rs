@@ -22,6 +22,7 @@ const LEVELS: [Level; 6] = [
 fn agree(h: &History, i: usize, l: Level) -> bool {
     let want = oracle::satisfies(h, l).expect("strong level");
     let rep = check(h, l, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "oracle_general");
     let got = match rep.verdict {
         Verdict::Ok => true,
         Verdict::Anomalous => false,
@@ -190,6 +191,7 @@ fn the_generator_exercises_every_method() {
         let h = random_history(&mut rng, &cfg);
         for &l in &[Level::Si, Level::Ser] {
             let rep = check(&h, l, &CheckOptions::default());
+            checkers::testgen::assert_certified(&rep, "oracle_general");
             *methods
                 .entry(format!("{} {}", rep.method, rep.verdict))
                 .or_default() += 1;

@@ -27,6 +27,7 @@ fn agree(h: &History, i: usize) -> [bool; 10] {
     for (li, &l) in LEVELS.iter().enumerate() {
         let want = list_oracle::satisfies(h, l).expect("a known level");
         let rep = check(h, l, &CheckOptions::default());
+        checkers::testgen::assert_certified(&rep, "oracle_lists");
         let got = match rep.verdict {
             Verdict::Ok => true,
             Verdict::Anomalous => false,

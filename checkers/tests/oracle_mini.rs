@@ -32,6 +32,7 @@ fn mini_checks_agree_with_the_oracle() {
         for (li, &l) in LEVELS.iter().enumerate() {
             let want = oracle::satisfies(&h, l).expect("strong level");
             let rep = check(&h, l, &CheckOptions::default());
+            checkers::testgen::assert_certified(&rep, "oracle_mini");
             let got = match rep.verdict {
                 Verdict::Ok => true,
                 Verdict::Anomalous => false,
@@ -89,6 +90,7 @@ fn mini_checks_agree_with_the_general_checker() {
         let ix = Index::new(&h);
         for (li, &l) in LEVELS.iter().enumerate() {
             let rep = check(&h, l, &CheckOptions::default());
+            checkers::testgen::assert_certified(&rep, "oracle_mini");
             if rep.method != "mini-transaction" {
                 // A committed `info` writer (or a non-cyclic anomaly found
                 // first) sends the history elsewhere: nothing to compare.
