@@ -25,7 +25,9 @@
 //! * [`lattice`]: which levels imply which, and what each forbids;
 //! * [`check`](mod@check): choosing a method and assembling the report;
 //! * [`oracle`] and [`testgen`]: brute-force reference semantics and random
-//!   small histories, for testing all of the above.
+//!   small histories, for testing all of the above;
+//! * [`certify`]: certificates (a witness execution for `ok`, refutations
+//!   for `anomalous`) and their independent, near-linear verifier.
 
 pub mod acyclic;
 pub mod anomaly;
