@@ -26,7 +26,11 @@
 //! * [`check`](mod@check): choosing a method and assembling the report;
 //! * [`oracle`], [`list_oracle`] and [`testgen`]: brute-force reference
 //!   semantics (registers, lists) and random small histories, for testing
-//!   all of the above.
+//!   all of the above;
+//! * [`evidence`]: the checker's verdicts as certificates (witnesses and
+//!   refutations);
+//! * [`certify`]: certificates (a witness execution for `ok`, refutations
+//!   for `anomalous`) and their independent, near-linear verifier.
 
 pub mod acyclic;
 pub mod anomaly;

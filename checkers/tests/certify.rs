@@ -136,7 +136,7 @@ fn some_witness(h: &History, level: Level, use_dbts: bool) -> bool {
     })
 }
 
-fn configs(level: Level) -> Vec<GenConfig> {
+fn configs() -> Vec<GenConfig> {
     let max_txns = 5;
     vec![
         GenConfig {
@@ -168,7 +168,7 @@ const PER_CONFIG: usize = 1000;
 fn witnesses_agree_with_the_oracle_at_every_level() {
     for (li, level) in Level::ALL.into_iter().enumerate() {
         let mut seen = [0usize; 2];
-        for (ci, cfg) in configs(level).iter().enumerate() {
+        for (ci, cfg) in configs().iter().enumerate() {
             let mut rng = ChaCha8Rng::seed_from_u64(1000 * li as u64 + ci as u64);
             for i in 0..PER_CONFIG {
                 let h = random_history(&mut rng, cfg);
@@ -510,7 +510,7 @@ fn weak_candidates(h: &History, level: Level) -> Vec<WeakEdge> {
 fn refutations_are_sound_and_sub_histories_complete() {
     let mut proved = vec![[0usize; 2]; Level::ALL.len()];
     for (li, level) in Level::ALL.into_iter().enumerate() {
-        let cfgs = configs(level);
+        let cfgs = configs();
         for (ci, cfg) in cfgs.iter().enumerate() {
             let mut rng = ChaCha8Rng::seed_from_u64(7000 + 100 * li as u64 + ci as u64);
             for i in 0..500 {
