@@ -455,7 +455,11 @@ pub fn verify_each(
     if h.txns.len() >= INIT as usize {
         return refs
             .iter()
-            .map(|_| Err(CertError::Unsupported("more than 2^32-1 transactions".into())))
+            .map(|_| {
+                Err(CertError::Unsupported(
+                    "more than 2^32-1 transactions".into(),
+                ))
+            })
             .collect();
     }
     let ctx = Ctx::new(h);
@@ -1425,6 +1429,9 @@ struct Ctx<'a> {
     writes: OnceCell<WriteIndex>,
     /// key -> every list read (txn, op) of an ok transaction.
     list_reads: OnceCell<HashMap<Key, Vec<(u32, u32)>>>,
+    /// `info` transactions some ok transaction read a value of: they
+    /// committed in every execution that explains that read.
+    observed: OnceCell<HashSet<u32>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -1433,7 +1440,44 @@ impl<'a> Ctx<'a> {
             h,
             writes: OnceCell::new(),
             list_reads: OnceCell::new(),
+            observed: OnceCell::new(),
         }
+    }
+
+    /// True when `t` committed in every valid execution: it is ok, or an
+    /// ok transaction read a value only `t` wrote.
+    fn surely_committed(&self, t: u32) -> bool {
+        if self.txn_ok(t) {
+            return true;
+        }
+        let seen = self.observed.get_or_init(|| {
+            let mut seen = HashSet::default();
+            for txn in self.h.txns.iter().filter(|x| x.status == Status::Ok) {
+                for op in &txn.ops {
+                    let mut note = |k: &Key, v: Value| {
+                        if let Some(w) = self.unique_writer(k, v) {
+                            if self.h.txns[w as usize].status == Status::Info {
+                                seen.insert(w);
+                            }
+                        }
+                    };
+                    match op {
+                        Op::Read {
+                            key,
+                            value: Some(v),
+                        } => note(key, *v),
+                        Op::ReadList {
+                            key,
+                            values: Some(vs),
+                        } => vs.iter().for_each(|v| note(key, *v)),
+                        Op::RangeRead { rows, .. } => rows.iter().for_each(|(k, v)| note(k, *v)),
+                        _ => {}
+                    }
+                }
+            }
+            seen
+        });
+        seen.contains(&t)
     }
 
     fn writers(&self, key: &Key, v: Value) -> &[(u32, u32)] {
@@ -1510,6 +1554,7 @@ impl<'a> Ctx<'a> {
             return out;
         }
         let mut wrote = false;
+        let mut own_appends: Vec<Value> = Vec::new();
         for (o, op) in self.h.txns[t as usize].ops.iter().enumerate() {
             match op {
                 Op::Read { key: k, value } if k == key && !wrote => match value {
@@ -1523,14 +1568,27 @@ impl<'a> Ctx<'a> {
                 Op::ReadList {
                     key: k,
                     values: Some(vs),
-                } if k == key && !wrote => match vs.last() {
-                    None => out.push((o as u32, None)),
-                    Some(v) => {
-                        if let Some(w) = self.unique_writer(key, *v).filter(|&w| w != t) {
-                            out.push((o as u32, Some(w)));
+                } if k == key => {
+                    // After its own appends a list read must end with them,
+                    // in order; what precedes them is the version it read.
+                    let own = own_appends.len();
+                    let external = if own == 0 {
+                        Some(&vs[..])
+                    } else if vs.len() >= own && vs[vs.len() - own..] == own_appends[..] {
+                        Some(&vs[..vs.len() - own])
+                    } else {
+                        None
+                    };
+                    match external.map(|e| e.last()) {
+                        None => {}
+                        Some(None) => out.push((o as u32, None)),
+                        Some(Some(v)) => {
+                            if let Some(w) = self.unique_writer(key, *v).filter(|&w| w != t) {
+                                out.push((o as u32, Some(w)));
+                            }
                         }
                     }
-                },
+                }
                 Op::RangeRead { lo, hi, rows } if lo <= key && key <= hi && !wrote => {
                     // A key in range and not listed was read as absent.
                     match rows.iter().find(|(k, _)| k == key) {
@@ -1544,11 +1602,42 @@ impl<'a> Ctx<'a> {
                 }
                 _ => {}
             }
+            if let Op::Append { key: k, value } = op {
+                if k == key {
+                    own_appends.push(*value);
+                }
+            }
             if op.written().is_some_and(|(k, _)| k == key) {
                 wrote = true;
             }
         }
         out
+    }
+
+    /// What list read `ro` of transaction `r` shows of other transactions:
+    /// the list minus `r`'s own earlier appends to `key`, which must end it
+    /// in order (`None` when they do not, or `r` wrote the key otherwise).
+    fn external_list(&self, r: u32, ro: u32, key: &Key) -> Option<Vec<Value>> {
+        let ops = &self.h.txns[r as usize].ops;
+        let Op::ReadList {
+            values: Some(vs), ..
+        } = &ops[ro as usize]
+        else {
+            return None;
+        };
+        let own: Vec<Value> = ops[..ro as usize]
+            .iter()
+            .filter_map(|p| match p {
+                Op::Append { key: k, value } if k == key => Some(*value),
+                _ => None,
+            })
+            .collect();
+        let wrote_other = ops[..ro as usize]
+            .iter()
+            .any(|p| !matches!(p, Op::Append { .. }) && p.written().is_some_and(|(k, _)| k == key));
+        let n = own.len();
+        (!wrote_other && vs.len() >= n && vs[vs.len() - n..] == own[..])
+            .then(|| vs[..vs.len() - n].to_vec())
     }
 
     /// `to` (ok) read `from`'s write of `key`: an external register read of
@@ -1604,8 +1693,8 @@ impl<'a> Ctx<'a> {
                 if !both_write {
                     return Err(format!("T{from} and T{to} do not both write {key}"));
                 }
-                if !self.txn_ok(to) {
-                    return Err(format!("T{to} is not ok"));
+                if !self.surely_committed(to) {
+                    return Err(format!("T{to} need not commit"));
                 }
                 if !self
                     .external_reads(from, key)
@@ -1630,14 +1719,22 @@ impl<'a> Ctx<'a> {
                     let j = vs
                         .iter()
                         .rposition(|v| self.unique_writer(key, *v) == Some(to));
-                    if let (Some(i), Some(j)) = (i, j) {
-                        if i < j {
-                            return Ok(());
+                    match (i, j) {
+                        (Some(i), Some(j)) if i < j => return Ok(()),
+                        // The read shows `from`'s element and none of
+                        // `to`'s: lists only grow, so `to` (which appended
+                        // to the key and committed) came after the version
+                        // read, and `from` at or before it.
+                        (Some(_), None)
+                            if r != to && self.writes_key(to, key) && self.surely_committed(to) =>
+                        {
+                            return Ok(())
                         }
+                        _ => {}
                     }
                 }
                 Err(format!(
-                    "no ok list read of {key} shows T{from}'s element before T{to}'s"
+                    "no ok list read of {key} shows T{from}'s element before T{to}'s (or without T{to}'s)"
                 ))
             }
             WwWhy::DbTs => {
@@ -1647,8 +1744,8 @@ impl<'a> Ctx<'a> {
                 if !both_write {
                     return Err(format!("T{from} and T{to} do not both write {key}"));
                 }
-                if !self.txn_ok(from) || !self.txn_ok(to) {
-                    return Err("both must be ok".into());
+                if !self.surely_committed(from) || !self.surely_committed(to) {
+                    return Err("both must commit".into());
                 }
                 let c = |t: u32| self.h.txns[t as usize].dbts.and_then(|d| d.commit);
                 match (c(from), c(to)) {
@@ -1682,7 +1779,7 @@ fn verify_refutation(ctx: &Ctx, level: Level, use_dbts: bool, r: &Refutation) ->
         Refutation::LostUpdate { key, base, a, b } => {
             verify_lost_update(ctx, level, key, *base, *a, *b)
         }
-        Refutation::SubHistory(txns) => verify_sub_history(ctx.h, level, txns),
+        Refutation::SubHistory(txns) => verify_sub_history(ctx.h, level, use_dbts, txns),
         Refutation::WeakCycle(edges) => verify_weak_cycle(ctx, level, edges),
     }
 }
@@ -1769,6 +1866,32 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             fail("no value read has only failed writers".into())
         }
         AnomalyKind::IntermediateRead => {
+            if let Op::ReadList {
+                key,
+                values: Some(vs),
+            } = op
+            {
+                // A writer's run of elements that ends before its last
+                // append to the key: a version it never installed.
+                let cut = vs.iter().enumerate().any(|(i, v)| {
+                    let [(w, wo)] = ctx.writers(key, *v) else {
+                        return false;
+                    };
+                    let next_is_w = vs
+                        .get(i + 1)
+                        .is_some_and(|n| ctx.unique_writer(key, *n) == Some(*w));
+                    *w != t
+                        && !next_is_w
+                        && h.txns[*w as usize].ops[*wo as usize + 1..]
+                            .iter()
+                            .any(|p| matches!(p, Op::Append { key: k, .. } if k == key))
+                });
+                return if cut {
+                    Ok(())
+                } else {
+                    fail("no writer's run of elements stops before its last append".into())
+                };
+            }
             let Op::Read {
                 key,
                 value: Some(v),
@@ -1792,6 +1915,25 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             ))
         }
         AnomalyKind::FutureRead => {
+            if let Op::ReadList {
+                key,
+                values: Some(vs),
+            } = op
+            {
+                let later = vs
+                    .iter()
+                    .any(|v| matches!(ctx.writers(key, *v), [(w, wo)] if *w == t && *wo > o));
+                // Or its own element shows up in what it read of others.
+                let own_in_snapshot = ctx.external_list(t, o, key).is_some_and(|e| {
+                    e.iter()
+                        .any(|v| matches!(ctx.writers(key, *v), [(w, _)] if *w == t))
+                });
+                return if later || own_in_snapshot {
+                    Ok(())
+                } else {
+                    fail("no element is appended only later by the same transaction".into())
+                };
+            }
             let Op::Read {
                 key,
                 value: Some(v),
@@ -1805,6 +1947,21 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             }
         }
         AnomalyKind::NotMyOwnWrite | AnomalyKind::NotMyLastWrite => {
+            if let Op::ReadList {
+                key,
+                values: Some(_),
+            } = op
+            {
+                // After its own appends, a list read must end with them.
+                let appended = txn.ops[..o as usize]
+                    .iter()
+                    .any(|p| matches!(p, Op::Append { key: k, .. } if k == key));
+                return if appended && ctx.external_list(t, o, key).is_none() {
+                    Ok(())
+                } else {
+                    fail(format!("T{t}'s read of {key} ends with its own appends"))
+                };
+            }
             let Op::Read { key, value } = op else {
                 return fail("not a register read".into());
             };
@@ -1828,6 +1985,29 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
                     why: "rc allows non-repeatable reads".into(),
                 });
             }
+            if let Op::ReadList {
+                key,
+                values: Some(_),
+            } = op
+            {
+                // Two reads of one list that show different versions of
+                // other transactions' appends.
+                let mine = ctx.external_list(t, o, key);
+                let other = mine.is_some()
+                    && (0..o).any(|p| {
+                        matches!(&txn.ops[p as usize], Op::ReadList { key: k, values: Some(_) } if k == key)
+                            && ctx
+                                .external_list(t, p, key)
+                                .is_some_and(|e| Some(&e) != mine.as_ref())
+                    });
+                return if other {
+                    Ok(())
+                } else {
+                    fail(format!(
+                        "no earlier read of list {key} showed another version"
+                    ))
+                };
+            }
             let Op::Read { key, value } = op else {
                 return fail("not a register read".into());
             };
@@ -1848,29 +2028,62 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
         AnomalyKind::IncompatibleOrder => {
             let Op::ReadList {
                 key,
-                values: Some(l1),
+                values: Some(_),
             } = op
             else {
                 return fail("not a list read".into());
             };
-            let pure = |r: u32, ro: u32| {
-                !h.txns[r as usize].ops[..ro as usize]
-                    .iter()
-                    .any(|p| p.written().is_some_and(|(k, _)| k == key))
+            let external = |r: u32, ro: u32| ctx.external_list(r, ro, key);
+            let Some(l1) = external(t, o) else {
+                return fail(format!(
+                    "T{t}'s read of {key} does not end with its own appends"
+                ));
             };
-            if !pure(t, o) {
-                return fail(format!("T{t} appended to {key} before reading it"));
+            // One transaction's appends are installed together and in
+            // order: each writer's elements in a list are one run that
+            // starts with its first append to the key, in append order.
+            let split = {
+                let mut runs: Vec<u32> = Vec::new();
+                let mut bad = false;
+                let mut i = 0;
+                while i < l1.len() && !bad {
+                    let Some(w) = ctx.unique_writer(key, l1[i]) else {
+                        i += 1;
+                        continue;
+                    };
+                    if runs.contains(&w) {
+                        bad = true;
+                        break;
+                    }
+                    runs.push(w);
+                    let mine: Vec<Value> = h.txns[w as usize]
+                        .ops
+                        .iter()
+                        .filter_map(|p| match p {
+                            Op::Append { key: k, value } if k == key => Some(*value),
+                            _ => None,
+                        })
+                        .collect();
+                    let mut j = 0;
+                    while i < l1.len() && ctx.unique_writer(key, l1[i]) == Some(w) {
+                        if mine.get(j) != Some(&l1[i]) {
+                            bad = true;
+                        }
+                        i += 1;
+                        j += 1;
+                    }
+                }
+                bad
+            };
+            if split {
+                return Ok(());
             }
             let prefix = |a: &[Value], b: &[Value]| a.len() <= b.len() && *a == b[..a.len()];
             for &(r, ro) in ctx.list_reads(key) {
-                let Op::ReadList {
-                    values: Some(l2), ..
-                } = &h.txns[r as usize].ops[ro as usize]
-                else {
-                    continue;
-                };
-                if pure(r, ro) && !prefix(l1, l2) && !prefix(l2, l1) {
-                    return Ok(());
+                if let Some(l2) = external(r, ro) {
+                    if !prefix(&l1, &l2) && !prefix(&l2, &l1) {
+                        return Ok(());
+                    }
                 }
             }
             fail(format!(
@@ -1978,13 +2191,13 @@ fn verify_edge(ctx: &Ctx, use_dbts: bool, e: &ClaimedEdge) -> Result<(), String>
     if from == to && !matches!(e.kind, EdgeClaim::Ts { .. }) {
         return Err("a self edge".into());
     }
-    // Every endpoint must commit in every valid execution: ok, except the
+    // Every endpoint must commit in every valid execution: ok, or the
     // writer of a value an ok transaction read.
-    if !matches!(e.kind, EdgeClaim::Wr) && !ctx.txn_ok(from) {
-        return Err(format!("T{from} is not ok"));
+    if !matches!(e.kind, EdgeClaim::Wr) && !ctx.surely_committed(from) {
+        return Err(format!("T{from} need not commit"));
     }
-    if !ctx.txn_ok(to) {
-        return Err(format!("T{to} is not ok"));
+    if !ctx.surely_committed(to) {
+        return Err(format!("T{to} need not commit"));
     }
     let key = || {
         e.key
@@ -2031,6 +2244,9 @@ fn verify_edge(ctx: &Ctx, use_dbts: bool, e: &ClaimedEdge) -> Result<(), String>
             }
         }
         EdgeClaim::Rt => match (tf.end, tt.start) {
+            // An `info` transaction's end orders nothing: it may have
+            // committed after its client gave up.
+            _ if tf.status != Status::Ok => Err(format!("T{from} is not ok")),
             (Some(a), Some(b)) if a < b => Ok(()),
             _ => Err(format!("T{from} did not end before T{to} started")),
         },
@@ -2101,7 +2317,7 @@ fn verify_lost_update(
     Ok(())
 }
 
-fn verify_sub_history(h: &History, level: Level, txns: &[u32]) -> R<()> {
+fn verify_sub_history(h: &History, level: Level, use_dbts: bool, txns: &[u32]) -> R<()> {
     let mut set: Vec<u32> = txns.to_vec();
     set.sort_unstable();
     set.dedup();
@@ -2142,19 +2358,26 @@ fn verify_sub_history(h: &History, level: Level, txns: &[u32]) -> R<()> {
             .get(&(k, v))
             .is_none_or(|ws| ws.iter().all(|w| set.binary_search(w).is_ok()))
     };
+    let register = |op: &Op| {
+        matches!(
+            op,
+            Op::Read { .. } | Op::Write { .. } | Op::Insert { .. } | Op::Delete { .. }
+        )
+    };
+    let list = |op: &Op| matches!(op, Op::Append { .. } | Op::ReadList { .. });
+    let all_ops = || set.iter().flat_map(|&t| h.txns[t as usize].ops.iter());
+    let lists = all_ops().all(list);
+    if !lists && !all_ops().all(register) {
+        return Err(CertError::Unsupported(
+            "sub-history with range reads, or with lists and registers mixed".into(),
+        ));
+    }
     let mut sub = Vec::with_capacity(set.len());
     for &t in &set {
         let mut txn = h.txns[t as usize].clone();
-        for op in &txn.ops {
-            if !matches!(
-                op,
-                Op::Read { .. } | Op::Write { .. } | Op::Insert { .. } | Op::Delete { .. }
-            ) {
-                return Err(CertError::Unsupported(format!(
-                    "sub-history with list or range ops (T{t})"
-                )));
-            }
-        }
+        // A register read of a value written outside the set is dropped; a
+        // list read keeps the elements appended inside it (what the same
+        // read shows in the execution restricted to the set).
         txn.ops.retain(|op| match op {
             Op::Read {
                 key,
@@ -2162,10 +2385,31 @@ fn verify_sub_history(h: &History, level: Level, txns: &[u32]) -> R<()> {
             } => inside(key, *v),
             _ => true,
         });
+        for op in &mut txn.ops {
+            if let Op::ReadList {
+                key,
+                values: Some(vs),
+            } = op
+            {
+                vs.retain(|v| inside(key, *v));
+            }
+        }
         sub.push(txn);
     }
     let sub = History::from_txns(sub);
-    match crate::oracle::satisfies(&sub, level) {
+    // With the database's timestamps, the restriction of a valid execution
+    // keeps them, so the timestamp oracle decides (registers only).
+    let decided = match (lists, use_dbts && family(level) != Family::Weak) {
+        (true, true) => {
+            return Err(CertError::Unsupported(
+                "list sub-histories with timestamps".into(),
+            ))
+        }
+        (true, false) => crate::list_oracle::satisfies(&sub, level),
+        (false, true) => crate::oracle::satisfies_dbts(&sub, level),
+        (false, false) => crate::oracle::satisfies(&sub, level),
+    };
+    match decided {
         Some(false) => Ok(()),
         Some(true) => Err(CertError::SubHistoryHolds { txns: set, level }),
         None => Err(CertError::Unsupported(format!(

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use history::{History, Level};
 
 use crate::anomaly::Scope;
+use crate::certify::{CertError, Certificate, Claim, Refutation, Witness};
 use crate::cycles::{classify, find_cycles, Cycle};
 use crate::depgraph::{Dep, DepGraph, Orders, VersionOrder};
+use crate::evidence;
 use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
 use crate::general::{check_general, model_of, General, GeneralOptions};
 use crate::index::Index;
 use crate::interpret::counterexample_core;
-use crate::certify::{CertError, Certificate, Claim, Refutation, Witness};
-use crate::evidence;
 use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_equal};
 use crate::mini::{not_mini, version_order, Divergence};
 use crate::report::{Anomaly, Certified, HistoryStats, Report, Verdict};
@@ -121,9 +121,8 @@ fn certify_verdict(
         use_dbts,
         claim,
     };
-    let unsupported = |e: &CertError| {
-        matches!(e, CertError::Unsupported(_) | CertError::TooLarge { .. })
-    };
+    let unsupported =
+        |e: &CertError| matches!(e, CertError::Unsupported(_) | CertError::TooLarge { .. });
     match out.verdict {
         Verdict::Unknown => (None, Certified::NotChecked("the verdict is unknown".into())),
         Verdict::Ok => {
@@ -272,6 +271,9 @@ fn stats(ix: &Index) -> HistoryStats {
     }
 }
 
+/// How many refutations a certificate carries at most.
+const MAX_PROOFS: usize = 16;
+
 /// What deciding a level has found so far: the counterexamples to show,
 /// the refutations that prove them, and the levels they fail.
 #[derive(Default)]
@@ -290,7 +292,10 @@ impl Found {
     fn show(&mut self, a: impl FnOnce() -> Anomaly, r: impl FnOnce() -> Option<Refutation>) {
         if self.explain {
             self.anomalies.push(a());
-            self.refutations.extend(r());
+            // One proof that holds is enough; a few spare ones cost little.
+            if self.refutations.len() < MAX_PROOFS {
+                self.refutations.extend(r());
+            }
         }
     }
 
@@ -336,7 +341,7 @@ fn decide(
         // levels come with them (the lattice rows are about Adya cycles).
         // Each is proved by re-deciding its transactions alone.
         for a in w.anomalies {
-            let txns = evidence::txns_by_id(ix, a.txns.iter().map(|t| t.id));
+            let txns = evidence::weak_core(ix, &a);
             found.show(|| a, || evidence::sub_history(ix, txns));
         }
         found.also_fails.extend(w.also_fails);
@@ -411,7 +416,8 @@ fn decide(
                     let proof = core
                         .as_ref()
                         .and_then(|(_, txns)| evidence::sub_history(ix, txns.clone()))
-                        .or_else(|| cycle.as_ref().and_then(|c| evidence::cycle(ix, c)));
+                        .or_else(|| cycle.as_ref().and_then(|c| evidence::cycle(ix, c)))
+                        .or_else(|| evidence::sub_history(ix, ix.committed_txns().collect()));
                     found.refutations.extend(proof);
                     match (core.and_then(|(a, _)| a), cycle) {
                         (Some(a), _) => found.anomalies.push(a),

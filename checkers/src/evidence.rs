@@ -11,6 +11,8 @@
 //! small sub-history it was shrunk to, which the verifier re-decides by
 //! brute force.
 
+use history::{Op, Status};
+
 use crate::certify::{ClaimedEdge, EdgeClaim, Refutation, Witness, WwWhy, MAX_SUB_TXNS};
 use crate::cycles::Cycle;
 use crate::depgraph::{Dep, Model, TxnEdge, Why};
@@ -57,19 +59,11 @@ pub fn lost_update(ix: &Index, key: u32, base: u32, a: u32, b: u32) -> Refutatio
     }
 }
 
-/// A cycle of forced edges as a claimed cycle, or, when an edge has no
-/// local evidence, the set of its transactions as a sub-history.
+/// A cycle of forced edges as a claimed cycle; `None` when an edge has no
+/// local evidence (the checker chose it).
 pub fn cycle(ix: &Index, c: &Cycle) -> Option<Refutation> {
-    let claimed: Option<Vec<ClaimedEdge>> = c.edges.iter().map(|e| edge(ix, e)).collect();
-    match claimed {
-        Some(edges) if !edges.is_empty() => Some(Refutation::Cycle(edges)),
-        _ => {
-            let mut txns: Vec<u32> = c.edges.iter().flat_map(|e| [e.from, e.to]).collect();
-            txns.sort_unstable();
-            txns.dedup();
-            sub_history(ix, txns)
-        }
-    }
+    let edges: Vec<ClaimedEdge> = c.edges.iter().map(|e| edge(ix, e)).collect::<Option<_>>()?;
+    (!edges.is_empty()).then_some(Refutation::Cycle(edges))
 }
 
 /// A refuted set of transactions, when small enough to re-decide by brute
@@ -78,7 +72,95 @@ pub fn sub_history(ix: &Index, mut txns: Vec<u32>) -> Option<Refutation> {
     txns.retain(|&t| ix.committed[t as usize]);
     txns.sort_unstable();
     txns.dedup();
+    // An `info` transaction committed only because an ok one read from it:
+    // keep one such reader, or alone the set could let it abort.
+    let mut i = 0;
+    while i < txns.len() {
+        let t = txns[i];
+        i += 1;
+        if ix.history.txns[t as usize].status != Status::Info
+            || txns.iter().any(|&r| reads_from(ix, r, t))
+        {
+            continue;
+        }
+        if let Some(r) = ix.committed_txns().find(|&r| reads_from(ix, r, t)) {
+            txns.push(r);
+        }
+    }
+    txns.sort_unstable();
+    txns.dedup();
     (!txns.is_empty() && txns.len() <= MAX_SUB_TXNS).then_some(Refutation::SubHistory(txns))
+}
+
+/// True when `r` is ok and read a value `t` wrote.
+fn reads_from(ix: &Index, r: u32, t: u32) -> bool {
+    let txn = &ix.history.txns[r as usize];
+    if txn.status != Status::Ok {
+        return false;
+    }
+    let by = |k: &history::Key, v: i64| {
+        ix.key_id(k)
+            .and_then(|k| ix.writer.get(&(k, v)))
+            .is_some_and(|w| w.txn == t)
+    };
+    txn.ops.iter().any(|op| match op {
+        Op::Read {
+            key,
+            value: Some(v),
+        } => by(key, *v),
+        Op::ReadList {
+            key,
+            values: Some(vs),
+        } => vs.iter().any(|v| by(key, *v)),
+        Op::RangeRead { rows, .. } => rows.iter().any(|(k, v)| by(k, *v)),
+        _ => false,
+    })
+}
+
+/// The transactions a weak-level counterexample needs to be refuted on its
+/// own: its own, plus, for each write-write edge on a list, one ok reader
+/// whose list shows the order.
+pub fn weak_core(ix: &Index, a: &crate::report::Anomaly) -> Vec<u32> {
+    let mut txns = txns_by_id(ix, a.txns.iter().map(|t| t.id));
+    if !ix.history.has_lists() {
+        return txns;
+    }
+    let index_of = |id: u64| txns_by_id(ix, std::iter::once(id)).first().copied();
+    for e in &a.edges {
+        if e.kind != crate::report::EdgeKind::Ww {
+            continue;
+        }
+        let (Some(from), Some(to), Some(k)) = (index_of(e.from), index_of(e.to), &e.key) else {
+            continue;
+        };
+        if let Some(r) = list_reader(ix, k, from, to) {
+            txns.push(r);
+        }
+    }
+    txns
+}
+
+/// An ok transaction whose read of list `k` shows `from`'s element, and
+/// `to`'s only after it.
+fn list_reader(ix: &Index, k: &history::Key, from: u32, to: u32) -> Option<u32> {
+    let kid = ix.key_id(k)?;
+    let by = |v: &i64| ix.writer.get(&(kid, *v)).map(|w| w.txn);
+    ix.committed_txns().find(|&r| {
+        r != from
+            && r != to
+            && ix.history.txns[r as usize].status == Status::Ok
+            && ix.history.txns[r as usize].ops.iter().any(|op| match op {
+                Op::ReadList {
+                    key,
+                    values: Some(vs),
+                } if key == k => {
+                    let i = vs.iter().position(|v| by(v) == Some(from));
+                    let j = vs.iter().position(|v| by(v) == Some(to));
+                    matches!((i, j), (Some(i), Some(j)) if i < j) || (i.is_some() && j.is_none())
+                }
+                _ => false,
+            })
+    })
 }
 
 /// The transactions of a counterexample, by their ids in the history.
@@ -101,7 +183,10 @@ fn edge(ix: &Index, e: &TxnEdge) -> Option<ClaimedEdge> {
     let key = || ix.keys[l.key as usize].clone();
     let (kind, key) = match l.dep {
         Dep::Wr => (EdgeClaim::Wr, Some(key())),
-        Dep::Ww => (EdgeClaim::Ww(precedes(ix, e.from, e.to, l.key, l.why)?), Some(key())),
+        Dep::Ww => (
+            EdgeClaim::Ww(precedes(ix, e.from, e.to, l.key, l.why)?),
+            Some(key()),
+        ),
         Dep::Rw => {
             let why = if l.read_from == INIT {
                 WwWhy::FirstWriter

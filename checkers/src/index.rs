@@ -436,13 +436,13 @@ impl<'h> Index<'h> {
             if value == Some(last) {
                 return;
             }
-            let earlier_own = value
+            let own = value
                 .and_then(|v| self.writer.get(&(k, v)))
-                .is_some_and(|l| l.txn == t);
-            let kind = if earlier_own {
-                AnomalyKind::NotMyLastWrite
-            } else {
-                AnomalyKind::NotMyOwnWrite
+                .filter(|l| l.txn == t);
+            let kind = match own {
+                Some(l) if l.op > o => AnomalyKind::FutureRead,
+                Some(_) => AnomalyKind::NotMyLastWrite,
+                None => AnomalyKind::NotMyOwnWrite,
             };
             out.push(finding(kind, None));
             return;

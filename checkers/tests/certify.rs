@@ -1534,11 +1534,40 @@ fn lists_replay_and_list_order_edges() {
         &edge(0, 1, EdgeClaim::Ww(WwWhy::ListOrder), 1),
     )
     .unwrap();
+    // On the consistent history, the opposite order has no evidence.
     assert!(verify_edge_claim(
-        &h,
+        &g,
         Level::Ser,
         false,
         &edge(1, 0, EdgeClaim::Ww(WwWhy::ListOrder), 1)
+    )
+    .is_err());
+    verify_edge_claim(
+        &g,
+        Level::Ser,
+        false,
+        &edge(0, 1, EdgeClaim::Ww(WwWhy::ListOrder), 1),
+    )
+    .unwrap();
+    // A read that shows T0's element and none of a committed appender's
+    // orders them too: lists only grow.
+    let late = History::from_txns(vec![
+        t(0, 0, vec![a(1, 1)]),
+        t(1, 1, vec![rl(1, &[1])]),
+        t(2, 2, vec![a(1, 2)]),
+    ]);
+    verify_edge_claim(
+        &late,
+        Level::Ser,
+        false,
+        &edge(0, 2, EdgeClaim::Ww(WwWhy::ListOrder), 1),
+    )
+    .unwrap();
+    assert!(verify_edge_claim(
+        &late,
+        Level::Ser,
+        false,
+        &edge(2, 0, EdgeClaim::Ww(WwWhy::ListOrder), 1)
     )
     .is_err());
 }

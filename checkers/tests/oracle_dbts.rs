@@ -88,6 +88,12 @@ fn white_box_checking_agrees_with_the_oracle() {
         for (li, &l) in STRONG.iter().enumerate() {
             let want = truth(&h, l);
             let rep = check(&h, l, &opts);
+            if matches!(rep.certified, checkers::Certified::Failed(_)) {
+                eprintln!("{}", to_jsonl_string(&h));
+                for a in &rep.anomalies {
+                    eprintln!("{a}");
+                }
+            }
             checkers::testgen::assert_certified(&rep, "oracle_dbts");
             let got = match rep.verdict {
                 Verdict::Ok => true,
@@ -130,4 +136,8 @@ fn white_box_checking_agrees_with_the_oracle() {
         assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", STRONG[li]);
     }
     eprintln!("{claims} fails/satisfies claims checked");
+    eprintln!(
+        "{} decided verdicts without a checked certificate",
+        checkers::testgen::unchecked_certificates()
+    );
 }

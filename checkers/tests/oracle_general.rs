@@ -75,6 +75,8 @@ fn general_checker_agrees_with_the_oracle() {
         eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
         assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
     }
+    let unchecked = checkers::testgen::unchecked_certificates();
+    eprintln!("{unchecked} decided verdicts without a checked certificate");
 }
 
 #[test]
