@@ -36,7 +36,20 @@ pub fn command(args: CheckArgs) -> Result<u8> {
         on_verdict: verdict_early(),
         ..CheckOptions::default()
     };
-    let report = checkers::check(&h, args.level, &opts);
+    let mut report = checkers::check(&h, args.level, &opts);
+    if let (Some(path), Some(cert)) = (&args.certify, &report.certificate) {
+        write_certificate(path, cert)?;
+    }
+    if let checkers::Certified::Failed(why) = &report.certified {
+        // A proof that does not hold is a checker bug: show it, exit 2.
+        let proof = serde_json::to_string_pretty(&report.certificate)?;
+        eprintln!("{}", report.summary());
+        eprintln!("certificate:\n{proof}");
+        bail!("the certificate of the verdict does not hold: {why} (a checker bug; do not trust this verdict)");
+    }
+    if !args.json {
+        report.certificate = None;
+    }
     if let Some(dot) = &args.dot {
         let text: String = report.anomalies.iter().map(checkers::to_dot).collect();
         std::fs::write(dot, text).with_context(|| format!("cannot write {}", dot.display()))?;
@@ -53,6 +66,16 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     };
     print_out(&text);
     Ok(exit_code(report.verdict))
+}
+
+/// Writes a verdict's certificate as JSON, for `harness check --certify`
+/// and beside each run's report.
+pub fn write_certificate(path: &std::path::Path, cert: &checkers::certify::Certificate) -> Result<()> {
+    let f = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer(&mut w, cert)?;
+    std::io::Write::flush(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 /// On a terminal, the verdict is shown the moment it is known: placing the

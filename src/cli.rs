@@ -227,6 +227,13 @@ pub struct CheckArgs {
     /// anomaly; render with `dot -Tsvg`).
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
+    /// Write the verdict's certificate (the witness of an `ok`, the checked
+    /// refutations of an `anomalous`) to this file as JSON. Every verdict
+    /// is re-checked by an independent certificate checker before it is
+    /// printed; one whose proof does not hold exits 2. `--json` carries it
+    /// too.
+    #[arg(long, value_name = "FILE")]
+    pub certify: Option<PathBuf>,
     /// How the SER/SI solver searches: `theory` (CDCL with an acyclicity
     /// theory) or `lazy` (one cycle clause per round); for measurements.
     #[arg(long, value_name = "STRATEGY", default_value = "theory", value_parser = parse_strategy)]

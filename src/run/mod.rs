@@ -279,7 +279,11 @@ pub fn command(args: RunArgs) -> Result<u8> {
         timeout: crate::cli::limit(args.check_timeout),
         ..CheckOptions::default()
     };
-    let report = checkers::check(&h, args.level, &opts);
+    let mut report = checkers::check(&h, args.level, &opts);
+    // The verdict's proof goes beside the report, which stays small.
+    if let Some(cert) = report.certificate.take() {
+        crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
+    }
     let st = stats::compute(&h, phase.elapsed.as_secs_f64());
     let kept = (args.keep_tables && !tables.is_empty())
         .then(|| format!("tables kept: {}\n", tables.join(", ")));
@@ -330,6 +334,12 @@ pub fn command(args: RunArgs) -> Result<u8> {
         let (met, why) = e.judge(report.verdict, &report.anomaly_counts);
         let word = if met { "met" } else { "NOT met" };
         crate::cli::print_out(&format!("expectation {word}: {why}\n"));
+    }
+    if let checkers::Certified::Failed(why) = &report.certified {
+        anyhow::bail!(
+            "the certificate of the verdict does not hold ({why}): a checker bug; the proof is in {}",
+            dir.join("certificate.json").display()
+        );
     }
     Ok(hooks::exit_code(
         exit_code(report.verdict),
