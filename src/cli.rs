@@ -92,7 +92,8 @@ pub struct RunArgs {
     /// Concurrent client sessions.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub clients: u32,
-    /// Transactions to attempt in total (default 2000 unless --duration).
+    /// Transactions to attempt in total (default 5000 on sqlite, 2000 on the
+    /// other databases, unless --duration).
     #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
     pub txns: Option<u64>,
     /// Run for this long instead (e.g. 60s, 5m).

@@ -231,6 +231,7 @@ mod tests {
             abort_rate: Some(aborts),
             info_rate: Some(0.0),
             throughput: Some(tput),
+            tested_little: vec![],
             faults: None,
             faults_failed: None,
             seconds: 1.0,

@@ -95,6 +95,11 @@ pub struct Scenario {
     /// Adya name (`G-single`) or common name (`lost update`).
     #[serde(default)]
     pub anomalies: Vec<String>,
+    /// The run is expected to test little (most transactions abort, few
+    /// writers commit, or none overlap): its warning then does not fail
+    /// the expectation. Default false: a run that tested little fails.
+    #[serde(default)]
+    pub tested_little: bool,
     /// Every other key: a long flag of `harness run`, `_` or `-` alike
     /// (`clients = 8`, `statement_timeout = "2s"`, `urls = [...]`).
     #[serde(flatten)]
@@ -170,6 +175,7 @@ impl Scenario {
         self.expect.map(|expect| Expectation {
             expect,
             anomalies: self.anomalies.clone(),
+            tested_little: self.tested_little,
         })
     }
 
@@ -208,7 +214,7 @@ impl Scenario {
                 .filter(|a| !matches!(a.get_id().as_str(), "scenario" | "help" | "version"))
                 .and_then(|a| a.get_long().map(|l| (a, l)));
             let Some((arg, long)) = arg else {
-                bail!("unknown key `{key}` (scenario keys are the long flags of `harness run`, plus nemesis, targets, expect, anomalies, name, description)");
+                bail!("unknown key `{key}` (scenario keys are the long flags of `harness run`, plus nemesis, targets, expect, anomalies, tested_little, name, description)");
             };
             let id = arg.get_id().as_str();
             if given(id) || (budget_given && matches!(id, "txns" | "duration")) {
@@ -270,6 +276,8 @@ pub struct Expectation {
     pub expect: Expect,
     /// Anomalies that must be among those found.
     pub anomalies: Vec<String>,
+    /// Whether the run may test little (see `Scenario::tested_little`).
+    pub tested_little: bool,
 }
 
 /// True when the expected anomaly name `want` names the found anomaly
@@ -294,9 +302,31 @@ pub fn names_match(want: &str, found: &str) -> bool {
 }
 
 impl Expectation {
-    /// Whether a run with this verdict and these anomaly counts (titles
-    /// as in `report.json`) meets the expectation, and why not.
-    pub fn judge(&self, verdict: Verdict, found: &BTreeMap<String, usize>) -> (bool, String) {
+    /// Whether a run with this verdict, these anomaly counts (titles as in
+    /// `report.json`) and these reasons why it tested little (empty when
+    /// it did not) meets the expectation, and why not. A run that tested
+    /// little fails unless the expectation allows it.
+    pub fn judge(
+        &self,
+        verdict: Verdict,
+        found: &BTreeMap<String, usize>,
+        little: &[String],
+    ) -> (bool, String) {
+        let (met, why) = self.judge_verdict(verdict, found);
+        if met && !little.is_empty() && !self.tested_little {
+            return (
+                false,
+                format!(
+                    "{why}, but the run tested little ({}; set tested_little = true if that \
+                     is expected)",
+                    little.join("; ")
+                ),
+            );
+        }
+        (met, why)
+    }
+
+    fn judge_verdict(&self, verdict: Verdict, found: &BTreeMap<String, usize>) -> (bool, String) {
         let list = || {
             let v: Vec<String> = found.iter().map(|(k, n)| format!("{k} x{n}")).collect();
             v.join(", ")
@@ -468,21 +498,45 @@ mod tests {
         let ok = Expectation {
             expect: Expect::Ok,
             anomalies: vec![],
+            tested_little: false,
         };
-        assert!(ok.judge(Verdict::Ok, &none).0);
-        assert!(ok.judge(Verdict::Unknown, &none).0);
-        assert!(!ok.judge(Verdict::Anomalous, &found).0);
+        assert!(ok.judge(Verdict::Ok, &none, &[]).0);
+        assert!(ok.judge(Verdict::Unknown, &none, &[]).0);
+        assert!(!ok.judge(Verdict::Anomalous, &found, &[]).0);
         let bad = Expectation {
             expect: Expect::Anomalous,
             anomalies: vec!["lost update".into()],
+            tested_little: false,
         };
-        assert!(bad.judge(Verdict::Anomalous, &found).0);
-        assert!(!bad.judge(Verdict::Ok, &none).0);
+        assert!(bad.judge(Verdict::Anomalous, &found, &[]).0);
+        assert!(!bad.judge(Verdict::Ok, &none, &[]).0);
         let skew = Expectation {
             expect: Expect::Anomalous,
             anomalies: vec!["write skew".into()],
+            tested_little: false,
         };
-        let (pass, why) = skew.judge(Verdict::Anomalous, &found);
+        let (pass, why) = skew.judge(Verdict::Anomalous, &found, &[]);
         assert!(!pass && why.contains("write skew"), "{why}");
+    }
+
+    #[test]
+    fn a_run_that_tested_little_fails_unless_expected() {
+        let none = BTreeMap::new();
+        let little = ["700 of 1000 transactions aborted (70.0%, over 50%)".to_string()];
+        let mut ok = Expectation {
+            expect: Expect::Ok,
+            anomalies: vec![],
+            tested_little: false,
+        };
+        let (pass, why) = ok.judge(Verdict::Ok, &none, &little);
+        assert!(!pass, "{why}");
+        assert!(
+            why.contains("tested little") && why.contains("70.0%"),
+            "{why}"
+        );
+        ok.tested_little = true;
+        assert!(ok.judge(Verdict::Ok, &none, &little).0);
+        let s = parse("expect = \"ok\"\ntested_little = true\n").unwrap();
+        assert!(s.expectation().unwrap().tested_little);
     }
 }

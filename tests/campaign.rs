@@ -129,7 +129,7 @@ fn missed_expectations_fail_the_campaign_and_junit() {
         r#"
         name = "strict"
         [defaults]
-        txns = 100
+        txns = 400
         clients = 2
         [databases.lite]
         db = "sqlite"
@@ -287,4 +287,63 @@ fn compare_flags_a_planted_regression() {
 
     let o = harness(&["compare", "--help"]);
     assert!(stdout(&o).contains("Exit codes: 0 no regression; 1 a regression"));
+}
+
+/// A run that tests little (here 20 transactions) fails an expectation it
+/// would otherwise meet, unless the scenario says so (`tested_little`).
+#[test]
+fn a_run_that_tested_little_fails_its_expectation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        r#"
+        name = "little"
+        [defaults]
+        txns = 20
+        clients = 2
+        [databases.lite]
+        db = "sqlite"
+        [[matrix]]
+        name = "plain"
+        databases = ["lite"]
+        levels = ["ser"]
+        expect = "ok"
+        [[matrix]]
+        name = "allowed"
+        databases = ["lite"]
+        levels = ["ser"]
+        expect = "ok"
+        tested_little = true
+        "#,
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let o = harness(&[
+        "campaign",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let s = summary(&out.join("little").join("summary.json"));
+    assert_eq!(
+        (s["passed"].as_u64(), s["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{s:#}"
+    );
+    let runs = s["runs"].as_array().unwrap();
+    let plain = runs
+        .iter()
+        .find(|r| r["name"].as_str().unwrap().starts_with("plain"))
+        .unwrap();
+    assert_eq!(plain["status"], "failed", "{plain:#}");
+    let msg = plain["message"].as_str().unwrap();
+    assert!(msg.contains("tested little"), "{msg}");
+    assert!(plain["tested_little"].is_array(), "{plain:#}");
+    let allowed = runs
+        .iter()
+        .find(|r| r["name"].as_str().unwrap().starts_with("allowed"))
+        .unwrap();
+    assert_eq!(allowed["status"], "passed", "{allowed:#}");
 }

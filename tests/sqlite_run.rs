@@ -41,7 +41,7 @@ fn a_sqlite_run_records_a_complete_history_and_a_report() {
     let h = read_history(&run, 300);
     let hd = h.header.as_ref().unwrap();
     assert_eq!(hd.db.as_deref(), Some("sqlite"));
-    assert_eq!(hd.isolation.as_deref(), Some("serializable"));
+    assert_eq!(hd.isolation.as_deref(), Some("serializable-immediate"));
     assert_eq!(hd.seed, Some(7));
     assert!(
         h.txns.iter().all(|t| t.session < 4),
@@ -114,5 +114,152 @@ fn a_timed_run_with_every_register_workload_completes() {
         assert!(report["run"]["duration_s"].as_f64().unwrap() == 1.0);
         let verdict = report["verdict"].as_str().unwrap();
         assert_eq!(code, if verdict == "ok" { 0 } else { 3 }, "{workload}");
+    }
+}
+
+/// The quick start's `harness run` (SQLite, mini, ser, no other flag) tests
+/// something: thousands of commits, few aborts, no tested-little warning.
+#[test]
+fn the_default_run_commits_thousands_with_few_aborts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let o = harness(&["run", "--out", &out]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let report = read_report(&run_dir(dir.path()));
+    let committed = report["counts"]["committed"].as_u64().unwrap();
+    let total = report["counts"]["total"].as_u64().unwrap();
+    let aborted = total - committed;
+    assert!(committed >= 1000, "{committed} committed\n{text}");
+    assert!(
+        (aborted as f64) < 0.5 * total as f64,
+        "{aborted} of {total} aborted\n{text}"
+    );
+    assert_eq!(report["run"]["isolation"], "serializable-immediate");
+    assert!(report["run"].get("tested_little").is_none(), "{report:#}");
+    assert!(!text.contains("WARNING"), "{text}");
+}
+
+/// A run too short to test anything says so on the terminal, in
+/// report.json and in report.html.
+#[test]
+fn a_run_that_tests_little_warns_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let o = harness(&["run", "--txns", "20", "--clients", "2", "--out", &out]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("WARNING: this run tested little"))
+        .unwrap_or_else(|| panic!("no warning:\n{text}"));
+    assert!(
+        line.contains("committed transactions wrote (fewer than 100)"),
+        "{line}"
+    );
+    let run = run_dir(dir.path());
+    let report = read_report(&run);
+    let why = report["run"]["tested_little"]
+        .as_array()
+        .expect("tested_little");
+    assert!(
+        why.iter()
+            .any(|w| w.as_str().unwrap().contains("fewer than 100")),
+        "{why:?}"
+    );
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains("WARNING: this run tested little"),
+        "report.html"
+    );
+
+    // Many clients at the deferred setting: most transactions fail.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let o = harness(&[
+        "run",
+        "--isolation",
+        "serializable-deferred",
+        "--clients",
+        "16",
+        "--keys",
+        "4",
+        "--txns",
+        "2000",
+        "--out",
+        &out,
+    ]);
+    let text = stdout(&o);
+    let report = read_report(&run_dir(dir.path()));
+    let rate = report["abort_rate"]["overall"].as_f64().unwrap();
+    if rate > 0.5 {
+        assert!(text.contains("transactions aborted"), "{text}");
+        assert!(report["run"]["tested_little"].is_array(), "{report:#}");
+    }
+}
+
+/// SIGTERM (what `timeout`, docker and CI send) ends a run like the first
+/// Ctrl-C: the transactions in flight finish, the history gets its end
+/// line, the run is checked and reported, and the exit code is the
+/// verdict's (0 here: SQLite is serializable).
+#[cfg(unix)]
+#[test]
+fn sigterm_finishes_checks_and_reports_the_run() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--duration", "600s", "--clients", "4", "--out", &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until clients have recorded transactions (the signal handler is
+    // installed before they start).
+    let mut tries = 0;
+    let run = loop {
+        let dirs: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        if let [d] = dirs.as_slice() {
+            let lines = std::fs::read_to_string(d.join("history.jsonl"))
+                .map(|t| t.lines().count())
+                .unwrap_or(0);
+            if lines > 50 {
+                break d.clone();
+            }
+        }
+        tries += 1;
+        assert!(tries < 600, "the run recorded nothing");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    let h = history::read_jsonl_file(&run.join("history.jsonl")).unwrap();
+    let end = h.end.as_ref().expect("the history has its end line");
+    assert_eq!(end.txns as usize, h.txns.len());
+    let report = read_report(&run);
+    assert_eq!(report["run"]["interrupted"], true, "{report:#}");
+    assert_eq!(report["run"]["interrupted_by"], "SIGTERM");
+    assert_eq!(report["run"]["complete"], true);
+    assert_eq!(report["verdict"], "ok");
+    let n = h.txns.len();
+    assert!(
+        text.contains(&format!("interrupted by SIGTERM after {n} transactions")),
+        "{text}"
+    );
+    for f in std::fs::read_dir(&run).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.ends_with("-wal") && !name.ends_with("-shm"),
+            "{name} left behind"
+        );
     }
 }

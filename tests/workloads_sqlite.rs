@@ -11,7 +11,7 @@ use std::panic::AssertUnwindSafe;
 use workload_support::*;
 
 /// The isolation names SQLite offers; both promise serializability.
-const ISOLATIONS: [&str; 2] = ["serializable", "serializable-immediate"];
+const ISOLATIONS: [&str; 2] = ["serializable-deferred", "serializable-immediate"];
 
 /// Seeds a deferred run may take before it shows every op kind: a deferred
 /// writer that meets another writer fails at once, so one writer descheduled
@@ -22,7 +22,7 @@ const DEFERRED_ATTEMPTS: u64 = 3;
 
 fn serializable(workload: &str, clients: &str, extra: &[&str]) {
     for iso in ISOLATIONS {
-        let attempts = if iso == "serializable" {
+        let attempts = if iso == "serializable-deferred" {
             DEFERRED_ATTEMPTS
         } else {
             1

@@ -24,6 +24,12 @@ pub type Row = (i64, bool);
 pub trait Conn: Send {
     /// Opens a transaction with `iso.begin`.
     async fn begin(&mut self, iso: &Isolation) -> Result<(), DbError>;
+    /// Opens the transaction of a plan; `read_only` when none of its steps
+    /// writes (a database may open those differently). Default: `begin`.
+    async fn begin_plan(&mut self, iso: &Isolation, read_only: bool) -> Result<(), DbError> {
+        let _ = read_only;
+        self.begin(iso).await
+    }
     /// Reads register `k`; `None` when there is no row.
     async fn read(&mut self, k: i64) -> Result<Option<Row>, DbError>;
     /// Inserts a live row; fails with a unique violation if one exists.
@@ -146,7 +152,11 @@ pub async fn execute<C: Conn + ?Sized>(
     check_keys(plan)?;
     crate::tpcc::check_supported(conn, plan)?;
     let mut ops = Vec::with_capacity(plan.steps.len() + 1);
-    if let Err(e) = timed(limit, conn.begin(iso)).await {
+    let read_only = plan
+        .steps
+        .iter()
+        .all(|s| matches!(s, Step::Read(_) | Step::RangeRead(..) | Step::ReadList(_)));
+    if let Err(e) = timed(limit, conn.begin_plan(iso, read_only)).await {
         return Ok(abort(conn, ops, e, Phase::Begin, limit).await);
     }
     for step in &plan.steps {

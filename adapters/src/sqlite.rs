@@ -2,6 +2,15 @@
 //! mode, one connection per session, a busy timeout. SQLite offers one
 //! isolation level, serializable, which implies every level the checker
 //! knows; a busy database (`SQLITE_BUSY`) fails the transaction.
+//!
+//! Two ways to open a transaction: `serializable-immediate` (the default)
+//! opens every transaction that writes with `BEGIN IMMEDIATE`, so writers
+//! queue on the write lock (waiting up to the busy timeout) instead of
+//! failing, while read-only transactions open with `BEGIN` and read their
+//! snapshot beside the writer; `serializable-deferred` opens every
+//! transaction with `BEGIN`, and a reader that later writes fails at once
+//! with `SQLITE_BUSY(_SNAPSHOT)` when another writer got there first (most
+//! of them, with a few clients).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,7 +59,8 @@ mod sql {
 }
 
 /// The isolation names `--isolation` accepts for SQLite.
-const NAMES: &str = "serializable (BEGIN DEFERRED), serializable-immediate (BEGIN IMMEDIATE)";
+const NAMES: &str = "serializable or serializable-immediate (the default: BEGIN IMMEDIATE for \
+     transactions that write, BEGIN for read-only ones), serializable-deferred (BEGIN for all)";
 
 /// The SQLite adapter.
 pub struct Sqlite {
@@ -126,18 +136,18 @@ pub fn isolation(level: Level, explicit: Option<&str>) -> Result<Isolation, Adap
     // Serializable implies every level the checker knows, so any `--level`
     // is promised by SQLite's only level.
     let _ = level;
-    let deferred = Isolation {
-        name: "serializable",
-        begin: sql::BEGIN_DEFERRED,
+    let immediate = Isolation {
+        name: "serializable-immediate",
+        begin: sql::BEGIN_IMMEDIATE,
     };
     let Some(name) = explicit else {
-        return Ok(deferred);
+        return Ok(immediate);
     };
     match normalize_isolation(name).as_str() {
-        "serializable" | "serializable-deferred" => Ok(deferred),
-        "serializable-immediate" | "immediate" => Ok(Isolation {
-            name: "serializable-immediate",
-            begin: sql::BEGIN_IMMEDIATE,
+        "serializable" | "serializable-immediate" | "immediate" => Ok(immediate),
+        "serializable-deferred" | "deferred" => Ok(Isolation {
+            name: "serializable-deferred",
+            begin: sql::BEGIN_DEFERRED,
         }),
         _ => Err(AdapterError::Isolation(format!(
             "sqlite offers only serializable isolation; --isolation {name:?} is not one of: {NAMES}"
@@ -306,6 +316,18 @@ fn error_text(e: &sqlx::Error) -> String {
     classify(e).text()
 }
 
+/// The statement that opens a transaction: `BEGIN IMMEDIATE` (take the
+/// write lock now, waiting for it) only in the immediate mode and only for
+/// a transaction that may write; a read-only one reads its WAL snapshot
+/// without the lock, beside the writer.
+fn begin_statement(iso: &Isolation, read_only: bool) -> &'static str {
+    if iso.begin == sql::BEGIN_IMMEDIATE && !read_only {
+        sql::BEGIN_IMMEDIATE
+    } else {
+        sql::BEGIN_DEFERRED
+    }
+}
+
 /// One SQLite connection; `None` once closed.
 struct SqliteConn {
     conn: Option<SqliteConnection>,
@@ -331,12 +353,11 @@ impl SqliteConn {
 #[async_trait]
 impl Conn for SqliteConn {
     async fn begin(&mut self, iso: &Isolation) -> Result<(), DbError> {
-        let sql = if iso.begin == sql::BEGIN_IMMEDIATE {
-            sql::BEGIN_IMMEDIATE
-        } else {
-            sql::BEGIN_DEFERRED
-        };
-        self.exec(sql).await.map(|_| ())
+        self.exec(begin_statement(iso, false)).await.map(|_| ())
+    }
+
+    async fn begin_plan(&mut self, iso: &Isolation, read_only: bool) -> Result<(), DbError> {
+        self.exec(begin_statement(iso, read_only)).await.map(|_| ())
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
@@ -448,18 +469,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_level_maps_to_serializable() {
+    fn every_level_maps_to_serializable_immediate() {
         for l in Level::ALL {
             let iso = isolation(l, None).unwrap();
-            assert_eq!(iso.name, "serializable");
-            assert_eq!(iso.begin, "BEGIN");
+            assert_eq!(iso.name, "serializable-immediate");
+            assert_eq!(iso.begin, "BEGIN IMMEDIATE");
         }
         let imm = isolation(Level::Ser, Some("Serializable_Immediate")).unwrap();
         assert_eq!(imm.begin, "BEGIN IMMEDIATE");
         assert_eq!(
             isolation(Level::Rc, Some("serializable")).unwrap().name,
-            "serializable"
+            "serializable-immediate"
         );
+        let def = isolation(Level::Ser, Some("serializable-deferred")).unwrap();
+        assert_eq!((def.name, def.begin), ("serializable-deferred", "BEGIN"));
+    }
+
+    #[test]
+    fn read_only_transactions_do_not_take_the_write_lock() {
+        let imm = isolation(Level::Ser, None).unwrap();
+        assert_eq!(begin_statement(&imm, false), "BEGIN IMMEDIATE");
+        assert_eq!(begin_statement(&imm, true), "BEGIN");
+        let def = isolation(Level::Ser, Some("deferred")).unwrap();
+        assert_eq!(begin_statement(&def, false), "BEGIN");
+        assert_eq!(begin_statement(&def, true), "BEGIN");
     }
 
     #[test]

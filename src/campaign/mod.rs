@@ -215,6 +215,7 @@ fn execute(exe: &Path, root: &Path, r: &PlannedRun, limit: Duration) -> (RunSumm
         abort_rate: None,
         info_rate: None,
         throughput: None,
+        tested_little: Vec::new(),
         faults: None,
         faults_failed: None,
         seconds: 0.0,
@@ -237,7 +238,7 @@ fn execute(exe: &Path, root: &Path, r: &PlannedRun, limit: Duration) -> (RunSumm
                         Some("anomalous") => checkers::Verdict::Anomalous,
                         _ => checkers::Verdict::Unknown,
                     };
-                    let (met, why) = r.expect.judge(verdict, &found);
+                    let (met, why) = r.expect.judge(verdict, &found, &s.tested_little);
                     s.status = if met {
                         RunStatus::Passed
                     } else {
@@ -350,6 +351,14 @@ fn read_report(run_dir: &Path, root: &Path, s: &mut RunSummary) -> Result<()> {
     s.abort_rate = v["abort_rate"]["overall"].as_f64();
     s.info_rate = v["abort_rate"]["info"].as_f64();
     s.throughput = v["throughput"]["committed_per_s"].as_f64();
+    s.tested_little = v["run"]["tested_little"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     let faults = v["faults"].as_array();
     s.faults = Some(faults.map_or(0, |f| f.len() as u64));
     s.faults_failed = Some(faults.map_or(0, |f| {

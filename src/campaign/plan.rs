@@ -371,6 +371,7 @@ impl CampaignFile {
         let expect = scenario.expectation().unwrap_or(Expectation {
             expect: Expect::Ok,
             anomalies: Vec::new(),
+            tested_little: scenario.tested_little,
         });
         Ok(PlannedRun {
             name,

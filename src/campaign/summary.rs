@@ -78,6 +78,9 @@ pub struct RunSummary {
     /// Committed transactions per second.
     #[serde(default)]
     pub throughput: Option<f64>,
+    /// Why the run tested little (report.json's `run.tested_little`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tested_little: Vec<String>,
     /// Faults injected.
     #[serde(default)]
     pub faults: Option<u64>,
@@ -219,6 +222,7 @@ mod tests {
             abort_rate: Some(0.1),
             info_rate: Some(0.0),
             throughput: Some(100.0),
+            tested_little: vec![],
             faults: Some(0),
             faults_failed: Some(0),
             seconds: 1.5,

@@ -75,6 +75,7 @@ code, .ops { font-family: ui-monospace, monospace; font-size: 0.92em; }
 .verdict { font-size: 1.3em; padding: 0.5em 0.8em; border-radius: 4px; display: inline-block; }
 .verdict.ok { background: #dff3e0; } .verdict.anomalous { background: #fbdcdc; }
 .verdict.unknown { background: #fff3cd; }
+.warning { background: #fff3cd; border: 2px solid #c77c00; padding: 0.4em 0.8em; border-radius: 4px; }
 .anomaly { border: 1px solid #e2c6c6; border-radius: 4px; padding: 0.2em 1em 0.8em; margin: 1em 0; }
 .edges li { margin: 0.2em 0; } .edge-kind { font-weight: bold; }
 .ops b { background: #fff3b0; font-weight: normal; }
@@ -103,6 +104,7 @@ pub fn render(run: &Value, check: &Report, h: &History) -> String {
     );
     let _ = writeln!(s, "<h1>isoharness report: {}</h1>", escape(id));
     verdict(&mut s, run, check);
+    tested_little(&mut s, info);
     run_info(&mut s, info);
     outcomes(&mut s, run);
     over_time(&mut s, h);
@@ -112,6 +114,31 @@ pub fn render(run: &Value, check: &Report, h: &History) -> String {
     counterexamples(&mut s, check);
     s.push_str("</body></html>\n");
     s
+}
+
+/// The loud warning of a run that tested little (`run.tested_little`),
+/// and of one a signal interrupted.
+fn tested_little(s: &mut String, info: &Value) {
+    if let Some(why) = info["tested_little"].as_array().filter(|a| !a.is_empty()) {
+        let items: Vec<String> = why
+            .iter()
+            .map(|w| format!("<li>{}</li>", text(w)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<div class=\"warning\"><b>WARNING: this run tested little, so its verdict \
+             says little.</b><ul>{}</ul></div>",
+            items.join("")
+        );
+    }
+    if info["interrupted"] == Value::Bool(true) {
+        let by = info["interrupted_by"].as_str().unwrap_or("a signal");
+        let _ = writeln!(
+            s,
+            "<p class=\"warning\">interrupted by {} before the run's budget was used up</p>",
+            escape(by)
+        );
+    }
 }
 
 fn verdict(s: &mut String, run: &Value, check: &Report) {
@@ -144,7 +171,7 @@ fn verdict(s: &mut String, run: &Value, check: &Report) {
 }
 
 /// The fields of `run` shown first, in this order; others follow.
-const RUN_FIELDS: [&str; 19] = [
+const RUN_FIELDS: [&str; 21] = [
     "id",
     "db",
     "url",
@@ -162,6 +189,8 @@ const RUN_FIELDS: [&str; 19] = [
     "finished",
     "complete",
     "interrupted",
+    "interrupted_by",
+    "tested_little",
     "nemesis",
     "warnings",
 ];

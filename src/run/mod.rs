@@ -5,6 +5,7 @@ mod holdback;
 mod hooks;
 mod recorder;
 mod runner;
+mod signals;
 mod stats;
 
 use std::fs;
@@ -27,6 +28,18 @@ use stats::Stats;
 
 /// The transaction budget when neither `--txns` nor `--duration` is given.
 const DEFAULT_TXNS: u64 = 2000;
+/// The same for the embedded SQLite, which runs several thousand
+/// transactions a second: enough committed writers to test something, in
+/// about a second.
+const DEFAULT_TXNS_SQLITE: u64 = 5000;
+
+/// The transaction budget of a run without `--txns` or `--duration`.
+pub(crate) fn default_txns(db: crate::cli::DbArg) -> u64 {
+    match db {
+        crate::cli::DbArg::Sqlite => DEFAULT_TXNS_SQLITE,
+        _ => DEFAULT_TXNS,
+    }
+}
 
 /// Now, as RFC 3339 UTC with seconds.
 pub(crate) fn now_rfc3339() -> String {
@@ -58,8 +71,16 @@ struct RunInfo {
     finished: String,
     /// False when the history lacks its `end` line.
     complete: bool,
-    /// True when Ctrl-C ended the run before its budget was used up.
+    /// True when Ctrl-C or SIGTERM ended the run before its budget was
+    /// used up.
     interrupted: bool,
+    /// The signal that interrupted it (`SIGINT`, `SIGTERM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interrupted_by: Option<&'static str>,
+    /// Why the run tested little (see `stats::tested_little`): a verdict
+    /// `ok` then says little. Empty when it did not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tested_little: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
     /// The tables the run created (its own names), and whether they were
@@ -152,7 +173,8 @@ fn make_run_dir(out: &Path, db: &str, workload: &str, level: &str) -> Result<(St
 
 /// The results of the client phase.
 struct Phase {
-    interrupted: bool,
+    /// The signal that stopped the clients early, if one did.
+    interrupted: Option<&'static str>,
     recorded: recorder::Recorded,
     elapsed: Duration,
     warnings: Vec<String>,
@@ -285,6 +307,7 @@ pub fn command(args: RunArgs) -> Result<u8> {
         crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
     }
     let st = stats::compute(&h, phase.elapsed.as_secs_f64());
+    let little = stats::tested_little(&h);
     let kept = (args.keep_tables && !tables.is_empty())
         .then(|| format!("tables kept: {}\n", tables.join(", ")));
     let info = RunInfo {
@@ -302,12 +325,14 @@ pub fn command(args: RunArgs) -> Result<u8> {
         txns_budget: args
             .duration
             .is_none()
-            .then(|| args.txns.unwrap_or(DEFAULT_TXNS)),
+            .then(|| args.txns.unwrap_or(default_txns(args.db))),
         duration_s: args.duration.map(|d| d.as_secs_f64()),
         started,
         finished,
         complete: h.end.is_some(),
-        interrupted: phase.interrupted,
+        interrupted: phase.interrupted.is_some(),
+        interrupted_by: phase.interrupted,
+        tested_little: little.clone(),
         warnings: phase.warnings.clone(),
         tables_kept: args.keep_tables && !tables.is_empty(),
         tables,
@@ -326,12 +351,20 @@ pub fn command(args: RunArgs) -> Result<u8> {
     if let Err(e) = crate::report::write(&dir, &h) {
         eprintln!("warning: {e:#}");
     }
-    print_summary(&report, &st, &phase, &history_path, &report_path, seed);
+    print_summary(
+        &report,
+        &st,
+        &phase,
+        &little,
+        &history_path,
+        &report_path,
+        seed,
+    );
     if let Some(k) = kept {
         crate::cli::print_out(&k);
     }
     if let Some(e) = &args.expect {
-        let (met, why) = e.judge(report.verdict, &report.anomaly_counts);
+        let (met, why) = e.judge(report.verdict, &report.anomaly_counts, &little);
         let word = if met { "met" } else { "NOT met" };
         crate::cli::print_out(&format!("expectation {word}: {why}\n"));
     }
@@ -386,6 +419,7 @@ fn print_summary(
     report: &Report,
     st: &Stats,
     phase: &Phase,
+    little: &[String],
     history: &Path,
     report_path: &Path,
     seed: u64,
@@ -445,6 +479,20 @@ fn print_summary(
     for w in &phase.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
+    if let Some(sig) = phase.interrupted {
+        let _ = writeln!(
+            s,
+            "interrupted by {sig} after {} transactions (before the run's budget was used up)",
+            o.total
+        );
+    }
+    if !little.is_empty() {
+        let _ = writeln!(
+            s,
+            "WARNING: this run tested little, so its verdict says little: {}",
+            little.join("; ")
+        );
+    }
     debug_assert_eq!(phase.recorded.txns, o.total);
     let _ = writeln!(s, "seed: {seed}");
     let _ = writeln!(s, "history: {}", history.display());
@@ -500,7 +548,7 @@ async fn clients_phase(
 
     let clock = Clock::start();
     let began = Instant::now();
-    let txns = args.txns.unwrap_or(DEFAULT_TXNS);
+    let txns = args.txns.unwrap_or(default_txns(args.db));
     let budget = match args.duration {
         Some(d) => Budget::Until(began + d),
         None => Budget::Txns {
@@ -515,6 +563,7 @@ async fn clients_phase(
         budget,
         stop: AtomicBool::new(false),
         interrupted: AtomicBool::new(false),
+        interrupted_by: std::sync::OnceLock::new(),
         next_session: AtomicU64::new(u64::from(args.clients)),
         reconnect_window: Duration::from_secs(30),
         connect_timeout: args.connect_timeout,
@@ -552,20 +601,25 @@ async fn clients_phase(
     );
 
     {
-        // The first Ctrl-C stops the clients after the transactions in
-        // flight, so the history stays complete; one after that (or during
-        // the check) quits at once. The runtime lives until the end of the
-        // command, so this keeps working while the history is checked.
+        // The first Ctrl-C or SIGTERM (what `timeout`, docker and CI
+        // send) stops the clients after the transactions in flight, so the
+        // history stays complete and is checked and reported; one after
+        // that (or during the check) quits at once. The runtime lives until
+        // the end of the command, so this keeps working while the history
+        // is checked.
         let shared = Arc::clone(&shared);
+        let mut signals = signals::Signals::new();
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            while let Some(sig) = signals.next().await {
+                let _ = shared.interrupted_by.set(sig);
                 shared.interrupted.store(true, Ordering::Relaxed);
                 if shared.stop.swap(true, Ordering::Relaxed) {
-                    eprintln!("interrupted");
-                    std::process::exit(130);
+                    eprintln!("interrupted by {sig}");
+                    std::process::exit(signals::exit_status(sig));
                 }
                 eprintln!(
-                    "interrupted: finishing the transactions in flight (Ctrl-C again to quit)"
+                    "interrupted by {sig}: finishing the transactions in flight (a second \
+                     Ctrl-C or SIGTERM quits at once)"
                 );
             }
         });
@@ -621,7 +675,10 @@ async fn clients_phase(
         bail!("{f}");
     }
     Ok(Phase {
-        interrupted: shared.interrupted.load(Ordering::Relaxed),
+        interrupted: shared
+            .interrupted
+            .load(Ordering::Relaxed)
+            .then(|| shared.interrupted_by.get().copied().unwrap_or("SIGINT")),
         recorded,
         elapsed,
         warnings,

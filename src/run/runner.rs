@@ -78,8 +78,11 @@ pub struct Shared {
     pub budget: Budget,
     /// Set by Ctrl-C, a fatal error, or a recorder that cannot write.
     pub stop: AtomicBool,
-    /// Set by Ctrl-C: the run ended before its budget was used up.
+    /// Set by Ctrl-C or SIGTERM: the run ended before its budget was used
+    /// up.
     pub interrupted: AtomicBool,
+    /// The first signal that interrupted the run (`SIGINT`, `SIGTERM`).
+    pub interrupted_by: std::sync::OnceLock<&'static str>,
     /// The next session id for a client that reconnects.
     pub next_session: AtomicU64,
     /// How long a client keeps trying to reconnect before giving up.

@@ -209,10 +209,106 @@ pub fn compute(h: &History, elapsed_s: f64) -> Stats {
     }
 }
 
+/// A run whose abort rate (fail + info) is above this tested little.
+pub const MAX_ABORT_RATE: f64 = 0.5;
+/// A run with fewer committed writers than this tested little.
+pub const MIN_COMMITTED_WRITERS: u64 = 100;
+
+/// Why a run tested little, one reason a line; empty when it did not: most
+/// of its transactions aborted, few transactions that write committed (a
+/// check of reads alone proves little), or no two committed transactions
+/// overlapped in time (no concurrency, so no anomaly was possible).
+pub fn tested_little(h: &History) -> Vec<String> {
+    let mut why = Vec::new();
+    let total = h.txns.len() as u64;
+    let aborted = h.txns.iter().filter(|t| t.status != Status::Ok).count() as u64;
+    if total > 0 && aborted as f64 / total as f64 > MAX_ABORT_RATE {
+        why.push(format!(
+            "{aborted} of {total} transactions aborted ({:.1}%, over {:.0}%)",
+            aborted as f64 * 100.0 / total as f64,
+            MAX_ABORT_RATE * 100.0
+        ));
+    }
+    let committed: Vec<&history::Txn> = h.txns.iter().filter(|t| t.status == Status::Ok).collect();
+    let writers = committed.iter().filter(|t| !t.is_read_only()).count() as u64;
+    if writers < MIN_COMMITTED_WRITERS {
+        why.push(format!(
+            "only {writers} committed transactions wrote (fewer than {MIN_COMMITTED_WRITERS})"
+        ));
+    }
+    let mut spans: Vec<(u64, u64)> = committed
+        .iter()
+        .filter_map(|t| Some((t.start?, t.end?)))
+        .collect();
+    spans.sort_unstable();
+    let mut last_end = None;
+    let mut overlap = false;
+    for (s, e) in spans {
+        if last_end.is_some_and(|l| s < l) {
+            overlap = true;
+            break;
+        }
+        last_end = Some(last_end.map_or(e, |l: u64| l.max(e)));
+    }
+    if !overlap {
+        why.push("no two committed transactions overlapped in time (no concurrency)".into());
+    }
+    why
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use history::Txn;
+
+    fn writer(id: u64, session: u64, status: Status, start: u64, end: u64) -> Txn {
+        let ops = vec![
+            history::Op::Read {
+                key: 0.into(),
+                value: None,
+            },
+            history::Op::Write {
+                key: 0.into(),
+                value: id as i64,
+            },
+        ];
+        let mut t = Txn::new(id, session, status, ops);
+        t.start = Some(start);
+        t.end = Some(end);
+        t
+    }
+
+    #[test]
+    fn a_busy_concurrent_run_did_not_test_little() {
+        let txns = (0..200)
+            .map(|i| writer(i, i % 2, Status::Ok, 10 * i, 10 * i + 15))
+            .collect();
+        let h = History::from_txns(txns);
+        assert!(tested_little(&h).is_empty(), "{:?}", tested_little(&h));
+    }
+
+    #[test]
+    fn aborts_few_writers_and_no_overlap_are_told() {
+        // 200 committed writers one after another: no concurrency.
+        let serial: Vec<Txn> = (0..200)
+            .map(|i| writer(i, 0, Status::Ok, 10 * i, 10 * i + 5))
+            .collect();
+        let why = tested_little(&History::from_txns(serial.clone()));
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(why[0].contains("overlapped"), "{why:?}");
+        // Overlapping, but 99 committed writers and 301 failures.
+        let mut txns: Vec<Txn> = (0..99)
+            .map(|i| writer(i, i % 2, Status::Ok, 10 * i, 10 * i + 15))
+            .collect();
+        txns.extend((99..400).map(|i| writer(i, 2, Status::Fail, 10 * i, 10 * i + 1)));
+        let why = tested_little(&History::from_txns(txns));
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(
+            why[0].contains("301 of 400 transactions aborted"),
+            "{why:?}"
+        );
+        assert!(why[1].contains("only 99 committed"), "{why:?}");
+    }
 
     fn txn(id: u64, status: Status, kind: &str, lat: u64, err: Option<&str>) -> Txn {
         let mut t = Txn::new(id, 0, status, vec![]);
