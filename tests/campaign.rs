@@ -233,6 +233,7 @@ fn compare_flags_a_planted_regression() {
         run("a", 1000.0, 0.10, serde_json::json!({})),
         run("b", 1000.0, 0.10, serde_json::json!({})),
         run("c", 1000.0, 0.10, serde_json::json!({})),
+        run("d", 1000.0, 0.10, serde_json::json!({})),
     ]);
     let new = doc(vec![
         run("a", 980.0, 0.11, serde_json::json!({})),
@@ -243,6 +244,7 @@ fn compare_flags_a_planted_regression() {
             0.10,
             serde_json::json!({"G-single (lost update)": 2}),
         ),
+        run("d", 1000.0, 0.40, serde_json::json!({})),
     ]);
     let op = dir.path().join("old.json");
     let np = dir.path().join("new.json");
@@ -253,8 +255,14 @@ fn compare_flags_a_planted_regression() {
     let o = harness(&["compare", o_s, n_s]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("2 regressions"), "{text}");
-    assert!(text.contains("REGRESSION b [throughput]"), "{text}");
+    assert!(text.contains("3 regressions"), "{text}");
+    assert!(text.contains("REGRESSION b [throughput]: throughput 1000.0 -> 400.0 committed/s (-60.0%; Poisson rate test z = "), "{text}");
+    assert!(
+        text.contains(
+            "REGRESSION d [abort-rate]: abort rate 10.0% -> 40.0% (two-proportion z = 15.5, p = "
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("REGRESSION c [new-anomaly]: new: G-single (lost update) x2"),
         "{text}"
@@ -264,7 +272,7 @@ fn compare_flags_a_planted_regression() {
     let o = harness(&["compare", o_s, n_s, "--json", "--throughput-drop", "0.7"]);
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["regressions"].as_array().unwrap().len(), 1);
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 2);
 
     let o = harness(&["compare", o_s, o_s]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

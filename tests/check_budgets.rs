@@ -52,10 +52,7 @@ fn misleading(dir: &std::path::Path) -> String {
         .txns
         .iter()
         .enumerate()
-        .filter(|(_, t)| {
-            t.status == history::Status::Ok
-                && t.kind.as_deref() == Some("write-only")
-        })
+        .filter(|(_, t)| t.status == history::Status::Ok && t.kind.as_deref() == Some("write-only"))
         .map(|(i, _)| i)
         .skip(10)
         .step_by(10)
