@@ -296,3 +296,92 @@ fn compare_flags_a_planted_regression() {
     let o = harness(&["compare", "--help"]);
     assert!(stdout(&o).contains("Exit codes: 0 no regression; 1 a regression"));
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_password_reaches_the_campaign_results() {
+    const PW: &str = "s3cr3t-pw";
+    // PostgreSQL of .ci/services trusts 127.0.0.1: any password is accepted.
+    let pg = scratch_db("secrets").replacen("postgres@", &format!("postgres:{PW}@"), 1);
+    assert!(pg.contains(PW), "{pg}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+            name = "secrets"
+            [defaults]
+            txns = 50
+            clients = 2
+            connect_timeout = "2s"
+            [databases.pg]
+            db = "postgres"
+            urls = ["{pg}"]
+            [databases.down]
+            db = "postgres"
+            urls = ["postgres://postgres:{PW}@127.0.0.1:1/postgres"]
+            [databases.memdb]
+            db = "memdb"
+            [[matrix]]
+            databases = ["pg", "down", "memdb"]
+            levels = ["ser"]
+            expect = "ok"
+            "#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let o = harness(&[
+        "campaign",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // The run on the closed port cannot run: exit 1, and the other two ran.
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains(PW) && !stderr(&o).contains(PW));
+    let s = summary(&out.join("secrets").join("summary.json"));
+    assert_eq!(
+        (s["passed"].as_u64(), s["errors"].as_u64()),
+        (Some(2), Some(1)),
+        "{s:#}"
+    );
+    let mut files = Vec::new();
+    files_under(&out, &mut files);
+    assert!(files.len() > 6, "{files:?}");
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let found = bytes.windows(PW.len()).any(|w| w == PW.as_bytes());
+        assert!(!found, "{} holds the password", f.display());
+    }
+    // The kept scenario shows the URL, masked.
+    let pg_run = s["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["db"] == "pg")
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept = std::fs::read_to_string(
+        out.join("secrets")
+            .join("runs")
+            .join(&pg_run)
+            .join("scenario.toml"),
+    )
+    .unwrap();
+    assert!(kept.contains("postgres:***@127.0.0.1:5432"), "{kept}");
+}
