@@ -452,3 +452,45 @@ fn report_on_a_file_says_it_wants_a_folder() {
         format!("error: {missing}: no such folder")
     );
 }
+
+#[test]
+fn import_errors_name_the_file_line_and_problem_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(
+        dir.path(),
+        "big.jsonl",
+        "{\"id\":0,\"session\":0,\"status\":\"ok\",\"ops\":[[\"w\",1,100000000000000000000000000000]]}\n",
+    );
+    let err = usage_error(&["check", &big, "--level", "ser", "--format", "jsonl"]);
+    assert_eq!(
+        err,
+        format!("error: {big}:1: value 1e+29 is not a 64-bit integer (column 78)")
+    );
+    // Auto mode on a .jsonl file: no need to say it guessed.
+    let err = usage_error(&["check", &big, "--level", "ser"]);
+    assert_eq!(
+        err,
+        format!("error: {big}:1: value 1e+29 is not a 64-bit integer (column 78)")
+    );
+    // On a name that does not say: what it guessed, and why.
+    let big = dir.path().join("big.log");
+    std::fs::copy(dir.path().join("big.jsonl"), &big).unwrap();
+    let big = big.display().to_string();
+    let err = usage_error(&["check", &big, "--level", "ser"]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {big}:1: read as jsonl (guessed by --format auto: it starts with a JSON object;"
+        )) && err.ends_with("value 1e+29 is not a 64-bit integer (column 78)"),
+        "{err}"
+    );
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(&garbage, b"\x00\x01garbage\xff\xfe\x00").unwrap();
+    let g = garbage.display().to_string();
+    let err = usage_error(&["check", &g, "--level", "ser"]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {g}: byte 8: read as dbcop (guessed by --format auto: the file is binary"
+        )),
+        "{err}"
+    );
+}
