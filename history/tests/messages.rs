@@ -99,6 +99,12 @@ fn auto_mode_says_what_it_guessed() {
         ),
         "{e}"
     );
+    assert!(
+        e.ends_with(
+            "the file ends inside the header's node count (n_node) (4 bytes left, 8 needed)"
+        ),
+        "{e}"
+    );
     // Named explicitly, no guess is mentioned.
     let e = err(b"\x00\x01garbage\xff\xfe\x00", Format::Dbcop);
     assert!(!e.contains("guessed"), "{e}");
