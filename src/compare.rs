@@ -223,7 +223,7 @@ pub fn compare(old: &Summary, new: &Summary, t: Thresholds) -> Comparison {
                 format!("passed before, {:?} now: {}", n.status, n.message).to_lowercase(),
             );
         }
-        if let Some(f) = throughput_change(&o, &n, t) {
+        if let Some(f) = throughput_change(&o, n, t) {
             if f.0 {
                 c.regressions.push(Finding {
                     run: n.name.clone(),
@@ -238,7 +238,7 @@ pub fn compare(old: &Summary, new: &Summary, t: Thresholds) -> Comparison {
                 });
             }
         }
-        if let Some(m) = abort_rise(&o, &n, t) {
+        if let Some(m) = abort_rise(&o, n, t) {
             c.regressions.push(Finding {
                 run: n.name.clone(),
                 kind: "abort-rate",

@@ -25,10 +25,13 @@ use crate::error::ParseError;
 use crate::formats::util::{json_message, snippet, utf8, zero_reads_to_initial};
 use crate::model::{History, Key, Op, Status, Txn};
 
+/// One op as Viper writes it: `[op, key, value, ok]`.
+type RawOp<'a> = (Cow<'a, str>, Key, Option<i64>, Option<bool>);
+
 #[derive(Deserialize)]
 struct RawTxn<'a> {
     #[serde(borrow)]
-    value: Vec<(Cow<'a, str>, Key, Option<i64>, Option<bool>)>,
+    value: Vec<RawOp<'a>>,
 }
 
 /// The session number in a `J<n>.log` file name.
