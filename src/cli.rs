@@ -70,7 +70,7 @@ const VERDICT_HELP: &str = "Exit codes: 0 ok (no anomaly at the level); 1 anomal
 2 usage, input or infrastructure error (bad flags, unreadable history, database down); \
 3 unknown (the check could not decide within its time limit).
 
-Levels (--level), weakest first: rc (read committed), ra (read atomic), cc (causal \
+Levels (--level): rc (read committed), ra (read atomic), cc (causal \
 consistency), pc (prefix consistency), si (snapshot isolation), strong-session-si, \
 strong-si, ser (serializability), strong-session-ser, sser (strict serializability).";
 
