@@ -65,8 +65,18 @@ impl DbArg {
     }
 }
 
+/// The exit codes and levels, after `run --help` and `check --help`.
+const VERDICT_HELP: &str = "Exit codes: 0 ok (no anomaly at the level); 1 anomaly found; \
+2 usage, input or infrastructure error (bad flags, unreadable history, database down); \
+3 unknown (the check could not decide within its time limit).
+
+Levels (--level): rc (read committed), ra (read atomic), cc (causal \
+consistency), pc (prefix consistency), si (snapshot isolation), strong-session-si, \
+strong-si, ser (serializability), strong-session-ser, sser (strict serializability).";
+
 /// Arguments of `harness run`.
 #[derive(Args, Debug, Clone)]
+#[command(after_help = VERDICT_HELP)]
 pub struct RunArgs {
     /// The database to test.
     #[arg(long, value_enum, default_value_t = DbArg::Sqlite)]
@@ -89,12 +99,12 @@ pub struct RunArgs {
     /// repeatable-read, serializable); default: the one promising --level.
     #[arg(long, value_name = "NAME")]
     pub isolation: Option<String>,
-    /// Concurrent client sessions.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Concurrent client sessions (1 to 4096).
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = parse_clients)]
     pub clients: u32,
     /// Transactions to attempt in total (default 5000 on sqlite, 2000 on the
     /// other databases, unless --duration).
-    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, conflicts_with = "duration", allow_negative_numbers = true, value_parser = parse_txns)]
     pub txns: Option<u64>,
     /// Run for this long instead (e.g. 60s, 5m).
     #[arg(long, value_parser = parse_positive_duration)]
@@ -173,6 +183,28 @@ pub struct RunArgs {
     pub expect: Option<crate::scenario::Expectation>,
 }
 
+/// A whole number in `min..=max`, or a message naming `flag` and the range.
+fn in_range(s: &str, flag: &str, min: u64, max: u64) -> Result<u64, String> {
+    let range = if max == u64::MAX {
+        format!("at least {min}")
+    } else {
+        format!("between {min} and {max}")
+    };
+    match s.trim().parse::<i128>() {
+        Ok(n) if n >= i128::from(min) && n <= i128::from(max) => Ok(n as u64),
+        Ok(_) => Err(format!("{flag} must be {range}")),
+        Err(_) => Err(format!("{flag} must be a whole number, {range}")),
+    }
+}
+
+fn parse_txns(s: &str) -> Result<u64, String> {
+    in_range(s, "--txns", 1, u64::MAX)
+}
+
+fn parse_clients(s: &str) -> Result<u32, String> {
+    in_range(s, "--clients", 1, 4096).map(|n| n as u32)
+}
+
 /// A duration of more than zero (`--duration 0s` would record nothing).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
@@ -197,6 +229,7 @@ fn parse_bug(s: &str) -> Result<adapters::memdb::Bug, String> {
 
 /// Arguments of `harness check`.
 #[derive(Args, Debug, Clone)]
+#[command(after_help = VERDICT_HELP)]
 pub struct CheckArgs {
     /// The history file.
     pub history: PathBuf,

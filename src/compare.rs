@@ -9,9 +9,18 @@
 //! * a run that met its expectation in OLD and does not in NEW (failed, or
 //!   could not run);
 //! * a throughput drop: NEW's committed transactions per second below OLD's
-//!   by more than `--throughput-drop` (a fraction of OLD's);
-//! * an abort-rate rise: NEW's abort rate above OLD's by more than
-//!   `--abort-rise` (absolute, 0.05 = five percentage points).
+//!   by at least `--throughput-drop` (a fraction of OLD's, default 20%)
+//!   *and* significantly so: committed counts over the runs' durations
+//!   compared as Poisson rates, one-sided p below `--significance` (0.01);
+//! * an abort-rate rise: NEW's abort rate above OLD's by at least
+//!   `--abort-rise` (absolute, 0.05 = five percentage points) *and*
+//!   significantly so: a one-sided two-proportion z-test on aborted out of
+//!   attempted transactions, p below `--significance`.
+//!
+//! The counts come from `summary.json`: `txns` attempted, `abort_rate` and
+//! `info_rate` give the aborted and committed counts, and committed / the
+//! throughput the duration. A run without `txns` is judged on the
+//! threshold alone, and the message says so. See [`crate::stats`].
 //!
 //! Runs only in OLD or only in NEW are listed, and are not regressions.
 
@@ -22,12 +31,14 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::campaign::summary::{RunStatus, RunSummary, Summary};
+use crate::stats;
 
 /// Arguments of `harness compare`.
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "Exit codes: 0 no regression; 1 a regression (a new anomaly, a run that \
-no longer meets its expectation, or throughput / abort rate beyond the thresholds); 2 a summary \
+no longer meets its expectation, or a throughput drop / abort-rate rise that is both beyond the \
+threshold and statistically significant at --significance given the runs' sizes); 2 a summary \
 cannot be read or the arguments are wrong."
 )]
 pub struct CompareArgs {
@@ -35,12 +46,19 @@ pub struct CompareArgs {
     pub old: PathBuf,
     /// The newer summary.json (or its campaign folder).
     pub new: PathBuf,
-    /// Flag a throughput drop larger than this fraction of the old value.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.25)]
+    /// Flag a throughput drop only when it is at least this fraction of the
+    /// old value (and significant).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.20)]
     pub throughput_drop: f64,
-    /// Flag an abort-rate rise larger than this (absolute; 0.05 = 5 points).
+    /// Flag an abort-rate rise only when it is at least this much
+    /// (absolute; 0.05 = 5 percentage points) and significant.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
     pub abort_rise: f64,
+    /// The one-sided p-value below which a throughput drop or abort-rate
+    /// rise counts as significant (Poisson rate test; two-proportion
+    /// z-test).
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub significance: f64,
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
@@ -73,8 +91,102 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
+/// When a change in throughput or abort rate counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// The smallest relative throughput drop flagged (0.2 = 20%).
+    pub throughput_drop: f64,
+    /// The smallest absolute abort-rate rise flagged (0.05 = 5 points).
+    pub abort_rise: f64,
+    /// The one-sided p-value a change must be below.
+    pub significance: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            throughput_drop: 0.20,
+            abort_rise: 0.05,
+            significance: 0.01,
+        }
+    }
+}
+
+/// A rate times a count, as a whole number of transactions.
+fn count(rate: f64, n: u64) -> u64 {
+    (rate * n as f64).round().max(0.0) as u64
+}
+
+/// Committed transactions and the seconds they took, from a run's summary.
+fn committed_over_time(r: &RunSummary) -> Option<(u64, f64)> {
+    let n = r.txns?;
+    let tput = r.throughput?;
+    let done = 1.0 - r.abort_rate.unwrap_or(0.0) - r.info_rate.unwrap_or(0.0);
+    let c = count(done.max(0.0), n);
+    (c > 0 && tput > 0.0).then(|| (c, c as f64 / tput))
+}
+
+/// A throughput change worth a line: `(true, message)` a significant drop
+/// beyond the threshold, `(false, message)` a rise as significant and large.
+fn throughput_change(o: &RunSummary, n: &RunSummary, t: Thresholds) -> Option<(bool, String)> {
+    let (a, b) = (o.throughput?, n.throughput?);
+    if a <= 0.0 {
+        return None;
+    }
+    let drop = b <= a * (1.0 - t.throughput_drop);
+    let rise = b >= a * (1.0 + t.throughput_drop);
+    if !drop && !rise {
+        return None;
+    }
+    let change = (b / a - 1.0) * 100.0;
+    let why = match (committed_over_time(o), committed_over_time(n)) {
+        (Some((c1, t1)), Some((c2, t2))) => {
+            let test = if drop {
+                stats::poisson_rate_drop(c1, t1, c2, t2)
+            } else {
+                let r = stats::poisson_rate_drop(c2, t2, c1, t1);
+                stats::Test { z: -r.z, p: r.p }
+            };
+            if test.p >= t.significance {
+                return None;
+            }
+            format!(
+                "Poisson rate test z = {:.1}, p = {}, committed {c1}/{c2} in {t1:.1}/{t2:.1} s",
+                test.z,
+                stats::show_p(test.p)
+            )
+        }
+        _ => "no transaction counts in a summary: threshold only, not tested".into(),
+    };
+    let message = format!("throughput {a:.1} -> {b:.1} committed/s ({change:+.1}%; {why})");
+    Some((drop, message))
+}
+
+/// An abort-rate rise beyond the threshold and significant, as a message.
+fn abort_rise(o: &RunSummary, n: &RunSummary, t: Thresholds) -> Option<String> {
+    let (a, b) = (o.abort_rate?, n.abort_rate?);
+    if b < a + t.abort_rise - 1e-12 {
+        return None;
+    }
+    let why = match (o.txns, n.txns) {
+        (Some(n1), Some(n2)) => {
+            let test = stats::two_proportion_rise(count(a, n1), n1, count(b, n2), n2);
+            if test.p >= t.significance {
+                return None;
+            }
+            format!(
+                "two-proportion z = {:.1}, p = {}, n = {n1}/{n2}",
+                test.z,
+                stats::show_p(test.p)
+            )
+        }
+        _ => "no transaction counts in a summary: threshold only, not tested".into(),
+    };
+    Some(format!("abort rate {} -> {} ({why})", pct(a), pct(b)))
+}
+
 /// Compares the runs of `new` with those of the same name in `old`.
-pub fn compare(old: &Summary, new: &Summary, throughput_drop: f64, abort_rise: f64) -> Comparison {
+pub fn compare(old: &Summary, new: &Summary, t: Thresholds) -> Comparison {
     let mut c = Comparison::default();
     let find = |s: &'_ Summary, name: &str| -> Option<RunSummary> {
         s.runs.iter().find(|r| r.name == name).cloned()
@@ -111,37 +223,27 @@ pub fn compare(old: &Summary, new: &Summary, throughput_drop: f64, abort_rise: f
                 format!("passed before, {:?} now: {}", n.status, n.message).to_lowercase(),
             );
         }
-        if let (Some(a), Some(b)) = (o.throughput, n.throughput) {
-            if a > 0.0 && b < a * (1.0 - throughput_drop) {
-                reg(
-                    "throughput",
-                    format!(
-                        "throughput {a:.1} -> {b:.1} committed/s ({:+.1}%, threshold -{})",
-                        (b / a - 1.0) * 100.0,
-                        pct(throughput_drop)
-                    ),
-                );
-            } else if a > 0.0 && b > a * (1.0 + throughput_drop) {
+        if let Some(f) = throughput_change(&o, n, t) {
+            if f.0 {
+                c.regressions.push(Finding {
+                    run: n.name.clone(),
+                    kind: "throughput",
+                    message: f.1,
+                });
+            } else {
                 c.notes.push(Finding {
                     run: n.name.clone(),
                     kind: "improved",
-                    message: format!("throughput {a:.1} -> {b:.1} committed/s"),
+                    message: f.1,
                 });
             }
         }
-        if let (Some(a), Some(b)) = (o.abort_rate, n.abort_rate) {
-            if b > a + abort_rise {
-                c.regressions.push(Finding {
-                    run: n.name.clone(),
-                    kind: "abort-rate",
-                    message: format!(
-                        "abort rate {} -> {} (threshold +{})",
-                        pct(a),
-                        pct(b),
-                        pct(abort_rise)
-                    ),
-                });
-            }
+        if let Some(m) = abort_rise(&o, n, t) {
+            c.regressions.push(Finding {
+                run: n.name.clone(),
+                kind: "abort-rate",
+                message: m,
+            });
         }
     }
     for o in &old.runs {
@@ -161,6 +263,7 @@ pub fn command(args: CompareArgs) -> Result<u8> {
     for (name, v) in [
         ("--throughput-drop", args.throughput_drop),
         ("--abort-rise", args.abort_rise),
+        ("--significance", args.significance),
     ] {
         if !(0.0..=1.0).contains(&v) {
             bail!("{name} {v}: expected a fraction between 0 and 1");
@@ -168,7 +271,12 @@ pub fn command(args: CompareArgs) -> Result<u8> {
     }
     let old = Summary::load(&args.old)?;
     let new = Summary::load(&args.new)?;
-    let c = compare(&old, &new, args.throughput_drop, args.abort_rise);
+    let t = Thresholds {
+        throughput_drop: args.throughput_drop,
+        abort_rise: args.abort_rise,
+        significance: args.significance,
+    };
+    let c = compare(&old, &new, t);
     let text = if args.json {
         serde_json::to_string_pretty(&c)? + "\n"
     } else {
@@ -270,7 +378,7 @@ mod tests {
             run("d", 100.0, 0.10, &["G-single (lost update)", "G0"]), // new anomaly
             run("fresh", 1.0, 0.0, &[]),
         ]);
-        let c = compare(&old, &new, 0.25, 0.05);
+        let c = compare(&old, &new, Thresholds::default());
         assert_eq!(c.compared, 4);
         let kinds: BTreeMap<&str, &str> = c
             .regressions
@@ -289,8 +397,92 @@ mod tests {
         assert!(c.regressions[2].message.contains("G0"), "{c:?}");
         let notes: Vec<&str> = c.notes.iter().map(|f| f.kind).collect();
         assert_eq!(notes, ["only-new", "only-old"]);
-        let same = compare(&old, &old, 0.25, 0.05);
+        let same = compare(&old, &old, Thresholds::default());
         assert!(same.regressions.is_empty());
+    }
+
+    fn sized(name: &str, txns: u64, aborts: f64) -> RunSummary {
+        let mut r = run(name, 100.0, aborts, &[]);
+        r.txns = Some(txns);
+        r
+    }
+
+    #[test]
+    fn abort_rates_of_small_runs_are_noise_and_of_large_runs_news() {
+        // 0.2% -> 33.8% on 10 transactions each: 0/10 vs 3/10 aborted,
+        // z = 1.88, p = 0.03: chance explains it.
+        let old = summary(vec![sized("small", 10, 0.002)]);
+        let new = summary(vec![sized("small", 10, 0.338)]);
+        let c = compare(&old, &new, Thresholds::default());
+        assert!(c.regressions.is_empty(), "{c:?}");
+        // The same two rates on 50 transactions each (0/50 vs 17/50) are
+        // no longer chance at p < 0.01: z = 4.5.
+        let old = summary(vec![sized("fifty", 50, 0.002)]);
+        let new = summary(vec![sized("fifty", 50, 0.338)]);
+        let c = compare(&old, &new, Thresholds::default());
+        assert_eq!(c.regressions.len(), 1, "{c:?}");
+        // 1% -> 30% on 5000 each is flagged, with the test's numbers.
+        let old = summary(vec![sized("big", 5000, 0.01)]);
+        let new = summary(vec![sized("big", 5000, 0.30)]);
+        let c = compare(&old, &new, Thresholds::default());
+        assert_eq!(c.regressions.len(), 1, "{c:?}");
+        let m = &c.regressions[0].message;
+        assert!(
+            m.starts_with("abort rate 1.0% -> 30.0% (two-proportion z = ")
+                && m.contains(", p = ")
+                && m.ends_with(", n = 5000/5000)"),
+            "{m}"
+        );
+        // Significant but below the minimum effect: 1% -> 3% on 100000.
+        let old = summary(vec![sized("tiny-effect", 100_000, 0.01)]);
+        let new = summary(vec![sized("tiny-effect", 100_000, 0.03)]);
+        assert!(compare(&old, &new, Thresholds::default())
+            .regressions
+            .is_empty());
+    }
+
+    #[test]
+    fn throughput_drops_are_tested_as_poisson_rates() {
+        let sized_tput = |txns: u64, tput: f64| {
+            let mut r = run("t", tput, 0.0, &[]);
+            r.txns = Some(txns);
+            r
+        };
+        // 20 committed at 100/s (0.2 s) vs 20 at 50/s (0.4 s): halved, but
+        // 20 vs 20 events in 0.2 vs 0.4 s is z = -1.63, p = 0.05.
+        let c = compare(
+            &summary(vec![sized_tput(20, 100.0)]),
+            &summary(vec![sized_tput(20, 50.0)]),
+            Thresholds::default(),
+        );
+        assert!(c.regressions.is_empty(), "{c:?}");
+        // 5000 at 100/s vs 5000 at 70/s: z = -8.4.
+        let c = compare(
+            &summary(vec![sized_tput(5000, 100.0)]),
+            &summary(vec![sized_tput(5000, 70.0)]),
+            Thresholds::default(),
+        );
+        assert_eq!(c.regressions.len(), 1, "{c:?}");
+        let m = &c.regressions[0].message;
+        assert!(
+            m.starts_with("throughput 100.0 -> 70.0 committed/s (-30.0%; Poisson rate test z = -")
+                && m.contains("committed 5000/5000 in 50.0/71.4 s"),
+            "{m}"
+        );
+        // Significant but small: -10% on 5000.
+        let c = compare(
+            &summary(vec![sized_tput(5000, 100.0)]),
+            &summary(vec![sized_tput(5000, 90.0)]),
+            Thresholds::default(),
+        );
+        assert!(c.regressions.is_empty(), "{c:?}");
+        // No counts: the threshold alone decides, and says so.
+        let mut o = sized_tput(5000, 100.0);
+        let mut n = sized_tput(5000, 50.0);
+        o.txns = None;
+        n.txns = None;
+        let c = compare(&summary(vec![o]), &summary(vec![n]), Thresholds::default());
+        assert!(c.regressions[0].message.contains("threshold only"), "{c:?}");
     }
 
     #[test]
@@ -300,7 +492,7 @@ mod tests {
         bad.status = RunStatus::Error;
         bad.message = "database down".into();
         bad.throughput = None;
-        let c = compare(&old, &summary(vec![bad]), 0.25, 0.05);
+        let c = compare(&old, &summary(vec![bad]), Thresholds::default());
         assert_eq!(c.regressions.len(), 1);
         assert_eq!(c.regressions[0].kind, "expectation");
     }

@@ -9,6 +9,7 @@ mod nemesis;
 mod report;
 mod run;
 mod scenario;
+mod stats;
 
 fn main() -> std::process::ExitCode {
     cli::main()

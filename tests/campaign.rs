@@ -233,6 +233,7 @@ fn compare_flags_a_planted_regression() {
         run("a", 1000.0, 0.10, serde_json::json!({})),
         run("b", 1000.0, 0.10, serde_json::json!({})),
         run("c", 1000.0, 0.10, serde_json::json!({})),
+        run("d", 1000.0, 0.10, serde_json::json!({})),
     ]);
     let new = doc(vec![
         run("a", 980.0, 0.11, serde_json::json!({})),
@@ -243,6 +244,7 @@ fn compare_flags_a_planted_regression() {
             0.10,
             serde_json::json!({"G-single (lost update)": 2}),
         ),
+        run("d", 1000.0, 0.40, serde_json::json!({})),
     ]);
     let op = dir.path().join("old.json");
     let np = dir.path().join("new.json");
@@ -253,8 +255,14 @@ fn compare_flags_a_planted_regression() {
     let o = harness(&["compare", o_s, n_s]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("2 regressions"), "{text}");
-    assert!(text.contains("REGRESSION b [throughput]"), "{text}");
+    assert!(text.contains("3 regressions"), "{text}");
+    assert!(text.contains("REGRESSION b [throughput]: throughput 1000.0 -> 400.0 committed/s (-60.0%; Poisson rate test z = "), "{text}");
+    assert!(
+        text.contains(
+            "REGRESSION d [abort-rate]: abort rate 10.0% -> 40.0% (two-proportion z = 15.5, p = "
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("REGRESSION c [new-anomaly]: new: G-single (lost update) x2"),
         "{text}"
@@ -264,7 +272,7 @@ fn compare_flags_a_planted_regression() {
     let o = harness(&["compare", o_s, n_s, "--json", "--throughput-drop", "0.7"]);
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["regressions"].as_array().unwrap().len(), 1);
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 2);
 
     let o = harness(&["compare", o_s, o_s]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
@@ -346,4 +354,94 @@ fn a_run_that_tested_little_fails_its_expectation() {
         .find(|r| r["name"].as_str().unwrap().starts_with("allowed"))
         .unwrap();
     assert_eq!(allowed["status"], "passed", "{allowed:#}");
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_password_reaches_the_campaign_results() {
+    const PW: &str = "s3cr3t-pw";
+    // PostgreSQL of .ci/services trusts 127.0.0.1: any password is accepted.
+    let pg = scratch_db("secrets").replacen("postgres@", &format!("postgres:{PW}@"), 1);
+    assert!(pg.contains(PW), "{pg}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+            name = "secrets"
+            [defaults]
+            txns = 50
+            clients = 2
+            connect_timeout = "2s"
+            [databases.pg]
+            db = "postgres"
+            urls = ["{pg}"]
+            [databases.down]
+            db = "postgres"
+            urls = ["postgres://postgres:{PW}@127.0.0.1:1/postgres"]
+            [databases.memdb]
+            db = "memdb"
+            [[matrix]]
+            databases = ["pg", "down", "memdb"]
+            levels = ["ser"]
+            expect = "ok"
+            tested_little = true
+            "#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let o = harness(&[
+        "campaign",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // The run on the closed port cannot run: exit 1, and the other two ran.
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains(PW) && !stderr(&o).contains(PW));
+    let s = summary(&out.join("secrets").join("summary.json"));
+    assert_eq!(
+        (s["passed"].as_u64(), s["errors"].as_u64()),
+        (Some(2), Some(1)),
+        "{s:#}"
+    );
+    let mut files = Vec::new();
+    files_under(&out, &mut files);
+    assert!(files.len() > 6, "{files:?}");
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let found = bytes.windows(PW.len()).any(|w| w == PW.as_bytes());
+        assert!(!found, "{} holds the password", f.display());
+    }
+    // The kept scenario shows the URL, masked.
+    let pg_run = s["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["db"] == "pg")
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept = std::fs::read_to_string(
+        out.join("secrets")
+            .join("runs")
+            .join(&pg_run)
+            .join("scenario.toml"),
+    )
+    .unwrap();
+    assert!(kept.contains("postgres:***@127.0.0.1:5432"), "{kept}");
 }

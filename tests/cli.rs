@@ -386,3 +386,111 @@ fn use_dbts_without_any_dbts_is_an_error() {
         )
     );
 }
+
+#[test]
+fn negative_counts_get_a_range_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    for (flag, v, want) in [
+        ("--txns", "-1", "--txns must be at least 1"),
+        ("--txns", "0", "--txns must be at least 1"),
+        ("--clients", "-3", "--clients must be between 1 and 4096"),
+        ("--clients", "5000", "--clients must be between 1 and 4096"),
+    ] {
+        let err = usage_error(&["run", "--db", "memdb", flag, v, "--out", &out]);
+        assert!(
+            err.starts_with(&format!("error: invalid value '{v}' for '{flag} <"))
+                && err.contains(want),
+            "{flag} {v}: {err}"
+        );
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
+}
+
+#[test]
+fn run_and_check_help_list_exit_codes_and_levels() {
+    for cmd in ["run", "check"] {
+        let o = harness(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0));
+        let text = stdout(&o);
+        assert!(
+            text.contains("Exit codes: 0 ok (no anomaly at the level); 1 anomaly found; 2 usage, input or infrastructure error")
+                && text.contains("3 unknown"),
+            "{cmd}: {text}"
+        );
+        for level in [
+            "rc (read committed)",
+            "ra (read atomic)",
+            "cc (causal",
+            "pc (prefix consistency)",
+            "si (snapshot isolation)",
+            "strong-session-si",
+            "strong-si",
+            "ser (serializability)",
+            "strong-session-ser",
+            "sser (strict serializability)",
+        ] {
+            assert!(text.contains(level), "{cmd}: {level}: {text}");
+        }
+    }
+}
+
+#[test]
+fn report_on_a_file_says_it_wants_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "history.jsonl", SERIAL);
+    let err = usage_error(&["report", &p]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {p} is a file; harness report takes a run folder (the one holding history.jsonl)"
+        )
+    );
+    let missing = dir.path().join("nope").display().to_string();
+    assert_eq!(
+        usage_error(&["report", &missing]),
+        format!("error: {missing}: no such folder")
+    );
+}
+
+#[test]
+fn import_errors_name_the_file_line_and_problem_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(
+        dir.path(),
+        "big.jsonl",
+        "{\"id\":0,\"session\":0,\"status\":\"ok\",\"ops\":[[\"w\",1,100000000000000000000000000000]]}\n",
+    );
+    let err = usage_error(&["check", &big, "--level", "ser", "--format", "jsonl"]);
+    assert_eq!(
+        err,
+        format!("error: {big}:1: value 1e+29 is not a 64-bit integer (column 78)")
+    );
+    // Auto mode on a .jsonl file: no need to say it guessed.
+    let err = usage_error(&["check", &big, "--level", "ser"]);
+    assert_eq!(
+        err,
+        format!("error: {big}:1: value 1e+29 is not a 64-bit integer (column 78)")
+    );
+    // On a name that does not say: what it guessed, and why.
+    let big = dir.path().join("big.log");
+    std::fs::copy(dir.path().join("big.jsonl"), &big).unwrap();
+    let big = big.display().to_string();
+    let err = usage_error(&["check", &big, "--level", "ser"]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {big}:1: read as jsonl (guessed by --format auto: it starts with a JSON object;"
+        )) && err.ends_with("value 1e+29 is not a 64-bit integer (column 78)"),
+        "{err}"
+    );
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(&garbage, b"\x00\x01garbage\xff\xfe\x00").unwrap();
+    let g = garbage.display().to_string();
+    let err = usage_error(&["check", &g, "--level", "ser"]);
+    assert!(
+        err.starts_with(&format!(
+            "error: {g}: byte 8: read as dbcop (guessed by --format auto: the file is binary"
+        )),
+        "{err}"
+    );
+}

@@ -47,6 +47,67 @@ pub enum AdapterError {
     Check(String),
 }
 
+/// Why a connection could not be opened, as far as the driver's error
+/// tells: it decides which hint a connection error gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectFailure {
+    /// The server answered and refused the user or password (PostgreSQL
+    /// 28P01 / 28000, MySQL 1045 / 1044 / 1698).
+    Auth,
+    /// The server answered and has no such database (PostgreSQL 3D000,
+    /// MySQL 1049).
+    NoDatabase,
+    /// Nothing listens at the address (connection refused).
+    Refused,
+    /// Anything else: a timeout, an unknown host, a protocol error.
+    Other,
+}
+
+impl ConnectFailure {
+    /// From a PostgreSQL SQLSTATE.
+    pub fn from_sqlstate(code: &str) -> ConnectFailure {
+        match code {
+            "28P01" | "28000" => ConnectFailure::Auth,
+            "3D000" => ConnectFailure::NoDatabase,
+            _ => ConnectFailure::Other,
+        }
+    }
+
+    /// From a MySQL / MariaDB server error code.
+    pub fn from_mysql_code(code: u16) -> ConnectFailure {
+        match code {
+            // Access denied for user (password), to database, plugin auth.
+            1045 | 1044 | 1698 => ConnectFailure::Auth,
+            1049 => ConnectFailure::NoDatabase,
+            _ => ConnectFailure::Other,
+        }
+    }
+
+    /// From the IO error under a driver error.
+    pub fn from_io(e: &std::io::Error) -> ConnectFailure {
+        match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => ConnectFailure::Refused,
+            _ => ConnectFailure::Other,
+        }
+    }
+
+    /// The hint to append to the connection error (starting with `; `);
+    /// `server` is the database's "is the server running?" hint, which fits
+    /// a refused connection and anything unexplained.
+    pub fn hint(self, server: &str) -> String {
+        match self {
+            ConnectFailure::Auth => "; the server is running but refused the user name or \
+                 password: check them in --url (user:password@host)"
+                .into(),
+            ConnectFailure::NoDatabase => "; the server is running but has no database of \
+                 that name: create it, or name an existing one in --url (the path after the \
+                 port)"
+                .into(),
+            ConnectFailure::Refused | ConnectFailure::Other => server.into(),
+        }
+    }
+}
+
 /// What a database error means for the transaction it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorClass {
@@ -210,6 +271,40 @@ mod tests {
         for (url, want) in cases {
             assert_eq!(redact_url(url), want, "{url}");
         }
+    }
+
+    #[test]
+    fn connect_failures_get_the_hint_that_fits() {
+        use ConnectFailure::*;
+        for (code, want) in [
+            ("28P01", Auth),
+            ("28000", Auth),
+            ("3D000", NoDatabase),
+            ("53300", Other),
+        ] {
+            assert_eq!(ConnectFailure::from_sqlstate(code), want, "{code}");
+        }
+        for (code, want) in [
+            (1045, Auth),
+            (1044, Auth),
+            (1698, Auth),
+            (1049, NoDatabase),
+            (1040, Other),
+        ] {
+            assert_eq!(ConnectFailure::from_mysql_code(code), want, "{code}");
+        }
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(ConnectFailure::from_io(&refused), Refused);
+        let other = std::io::Error::from(std::io::ErrorKind::TimedOut);
+        assert_eq!(ConnectFailure::from_io(&other), Other);
+        let server = "; is the server running?";
+        assert!(Auth
+            .hint(server)
+            .contains("refused the user name or password"));
+        assert!(!Auth.hint(server).contains("running?"));
+        assert!(NoDatabase.hint(server).contains("no database of that name"));
+        assert_eq!(Refused.hint(server), server);
+        assert_eq!(Other.hint(server), server);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use async_trait::async_trait;
 use history::{DbTs, Level, Op, Status};
 use workloads::{Plan, Schema};
 
-pub use error::{redact_url, AdapterError, DbError, ErrorClass, Phase};
+pub use error::{redact_url, AdapterError, ConnectFailure, DbError, ErrorClass, Phase};
 pub use tables::TableNames;
 
 /// The isolation a database will run transactions at: its own name for it

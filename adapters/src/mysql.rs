@@ -20,7 +20,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder};
 use workloads::Schema;
 
-use crate::error::{redact_url, scrub, AdapterError, DbError, ErrorClass};
+use crate::error::{redact_url, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, Notes, SqlSession};
 use crate::tables::{Rendered, TableNames};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
@@ -218,6 +218,15 @@ fn describe(e: &mysql_async::Error) -> String {
     }
 }
 
+/// Why connecting failed, from the server's error code or the IO error.
+fn connect_failure(e: &mysql_async::Error) -> ConnectFailure {
+    match e {
+        mysql_async::Error::Server(s) => ConnectFailure::from_mysql_code(s.code),
+        mysql_async::Error::Io(mysql_async::IoError::Io(io)) => ConnectFailure::from_io(io),
+        _ => ConnectFailure::Other,
+    }
+}
+
 /// Classifies a server error by its code and message.
 pub(crate) type Classifier = fn(u16, &str) -> ErrorClass;
 
@@ -381,11 +390,11 @@ impl Family {
     /// Connects to `ep`, failing within the connect timeout with the
     /// redacted URL and the hint.
     pub(crate) async fn open(&self, ep: &Endpoint) -> Result<mysql_async::Conn, AdapterError> {
-        let fail = |detail: String| AdapterError::Connect {
+        let fail = |detail: String, why: ConnectFailure| AdapterError::Connect {
             db: self.db,
             url: ep.shown.clone(),
             detail: scrub(&detail, ep.secret.as_deref()),
-            hint: self.hint.into(),
+            hint: why.hint(self.hint),
         };
         match tokio::time::timeout(
             self.connect_timeout,
@@ -394,11 +403,11 @@ impl Family {
         .await
         {
             Ok(Ok(c)) => Ok(c),
-            Ok(Err(e)) => Err(fail(describe(&e))),
-            Err(_) => Err(fail(format!(
-                "no answer within {} s",
-                self.connect_timeout.as_secs()
-            ))),
+            Ok(Err(e)) => Err(fail(describe(&e), connect_failure(&e))),
+            Err(_) => Err(fail(
+                format!("no answer within {} s", self.connect_timeout.as_secs()),
+                ConnectFailure::Other,
+            )),
         }
     }
 

@@ -16,7 +16,7 @@ use history::Level;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 use workloads::Schema;
 
-use crate::error::{redact_url, scrub, AdapterError, DbError, ErrorClass};
+use crate::error::{redact_url, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, Notes, SqlSession};
 use crate::tables::{Rendered, TableNames};
 use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
@@ -227,19 +227,24 @@ impl Family {
     /// Connects to `ep`, failing within the connect timeout with the
     /// redacted URL and the hint.
     pub(crate) async fn open(&self, ep: &Endpoint) -> Result<Client, AdapterError> {
-        let fail = |detail: String| AdapterError::Connect {
+        let fail = |detail: String, why: ConnectFailure| AdapterError::Connect {
             db: self.db,
             url: ep.shown.clone(),
             detail: scrub(&detail, ep.secret.as_deref()),
-            hint: self.hint.into(),
+            hint: why.hint(self.hint),
         };
         let mut cfg = ep.config.clone();
         cfg.connect_timeout(self.connect_timeout);
         let limit = self.connect_timeout + Duration::from_secs(1);
         let (client, connection) = match tokio::time::timeout(limit, cfg.connect(NoTls)).await {
             Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => return Err(fail(error_chain(&e))),
-            Err(_) => return Err(fail(format!("no answer within {} s", limit.as_secs()))),
+            Ok(Err(e)) => return Err(fail(error_chain(&e), connect_failure(&e))),
+            Err(_) => {
+                return Err(fail(
+                    format!("no answer within {} s", limit.as_secs()),
+                    ConnectFailure::Other,
+                ))
+            }
         };
         tokio::spawn(async move {
             // Ends when the connection closes; errors reach the client.
@@ -488,6 +493,24 @@ impl Postgres {
 
 /// The error and its causes, joined (tokio-postgres puts the OS error in
 /// the source).
+/// Why connecting failed, from the server's SQLSTATE or the IO error.
+fn connect_failure(e: &tokio_postgres::Error) -> ConnectFailure {
+    if let Some(db) = e.as_db_error() {
+        return ConnectFailure::from_sqlstate(db.code().code());
+    }
+    if e.to_string().contains("password missing") {
+        return ConnectFailure::Auth;
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cur {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return ConnectFailure::from_io(io);
+        }
+        cur = c.source();
+    }
+    ConnectFailure::Other
+}
+
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();

@@ -429,3 +429,31 @@ async fn a_runs_tables_are_guarded_and_dropped_at_teardown() {
     third.teardown(false).await.unwrap();
     assert!(run_tables(&mut c, "_guard_1").await.is_empty());
 }
+
+#[tokio::test]
+async fn connection_errors_get_the_hint_that_fits_them() {
+    let connect = |url: &str| {
+        let db = open_with(DbKind::Mysql, vec![url.into()], ReadLock::Plain);
+        async move { db.connect(0).await.err().unwrap().to_string() }
+    };
+    // root@127.0.0.1 has an empty password (.ci/services): any other is
+    // refused with 1045.
+    let e = connect("mysql://root:wr0ng-pw@127.0.0.1:3306/test").await;
+    assert!(e.contains("1045") || e.contains("Access denied"), "{e}");
+    assert!(e.contains("refused the user name or password"), "{e}");
+    assert!(
+        !e.contains("is the server running") && !e.contains("wr0ng-pw"),
+        "{e}"
+    );
+    // 1049.
+    let e = connect("mysql://root@127.0.0.1:3306/ih_no_such_database").await;
+    assert!(e.contains("has no database of that name"), "{e}");
+    assert!(!e.contains("is the server running"), "{e}");
+    // Nothing listens on port 1.
+    let e = connect("mysql://root@127.0.0.1:1/test").await;
+    assert!(e.contains("is the server running"), "{e}");
+    assert!(
+        !e.contains("refused the user") && !e.contains("no database"),
+        "{e}"
+    );
+}

@@ -383,3 +383,42 @@ async fn a_runs_tables_are_guarded_and_dropped_at_teardown() {
     third.teardown(false).await.unwrap();
     assert!(run_tables(&c, "_guard_1").await.is_empty());
 }
+
+#[tokio::test]
+async fn connection_errors_get_the_hint_that_fits_them() {
+    // A database that does not exist (3D000).
+    let e = open("postgres://postgres@127.0.0.1:5432/ih_no_such_database")
+        .connect(0)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("ih_no_such_database"), "{e}");
+    assert!(e.contains("has no database of that name"), "{e}");
+    assert!(!e.contains("is the server running"), "{e}");
+    // A user the server refuses (28000: with trust auth on 127.0.0.1 a
+    // wrong password is accepted, but an unknown role is not).
+    let e = open("postgres://ih_no_such_role:s3cr3t@127.0.0.1:5432/postgres")
+        .connect(0)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("refused the user name or password"), "{e}");
+    assert!(
+        !e.contains("is the server running") && !e.contains("s3cr3t"),
+        "{e}"
+    );
+    // Nothing listens on port 1.
+    let e = open("postgres://postgres@127.0.0.1:1/postgres")
+        .connect(0)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("is the server running"), "{e}");
+    assert!(
+        !e.contains("refused the user") && !e.contains("no database"),
+        "{e}"
+    );
+}

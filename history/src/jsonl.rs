@@ -205,12 +205,27 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
+    let first = line
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .chars()
+        .next();
+    if first != Some('{') {
+        return Err(format!(
+            "expected a JSON object ({{...}}) on each line, found {}",
+            crate::formats::util::snippet(line.trim())
+        ));
+    }
     let raw: RawLine = serde_json::from_str(line).map_err(|e| {
         let msg = e.to_string();
         // serde_json appends " at line 1 column N"; the line is ours to give.
         match msg.rfind(" at line ") {
-            Some(i) => format!("{} (column {})", &msg[..i], e.column()),
-            None => msg,
+            Some(i) => format!(
+                "{} (column {})",
+                crate::formats::util::plain_json_message(&msg[..i]),
+                e.column()
+            ),
+            None => crate::formats::util::plain_json_message(&msg),
         }
     })?;
     let rec = match raw.ty.as_deref() {
@@ -682,7 +697,7 @@ mod tests {
             ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}\n{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[]}", 2, "used twice"),
             ("{\"type\":\"header\",\"version\":9}", 1, "version 9"),
             ("{\"type\":\"bogus\"}", 1, "unknown line type"),
-            ("[1,2,3]", 1, "invalid type"),
+            ("[1,2,3]", 1, "expected a JSON object ({...}) on each line, found \"[1,2,3]\""),
             ("{\"id\":0,\"session\":1,\"status\":\"ok\",\"ops\":[],\"start\":5,\"end\":2}", 1, "before it starts"),
         ];
         for (text, line, needle) in cases {

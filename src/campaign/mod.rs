@@ -279,10 +279,31 @@ fn spawn_run(
         "out".into(),
         toml::Value::String(dir.to_string_lossy().into_owned()),
     );
-    let text = format!(
-        "# Run {} of a campaign; repeat it with: harness run --scenario THIS_FILE\n{}",
+    // The run reads the scenario with its passwords from a private
+    // temporary file; the copy kept in the results has them masked.
+    let secret = format!(
+        "# Run {} of a campaign\n{}",
         r.name,
         toml::to_string(&scenario)?
+    );
+    let mut private = tempfile::Builder::new()
+        .prefix("isoharness-scenario-")
+        .suffix(".toml")
+        .tempfile()
+        .context("cannot create a temporary scenario file")?;
+    std::io::Write::write_all(&mut private, secret.as_bytes())
+        .and_then(|()| private.as_file().sync_all())
+        .context("cannot write a temporary scenario file")?;
+    let shown = masked(&scenario);
+    let text = format!(
+        "# Run {} of a campaign; repeat it with: harness run --scenario THIS_FILE\n{}{}",
+        r.name,
+        if shown == scenario {
+            ""
+        } else {
+            "# Passwords in URLs are masked as ***: put them back before repeating it.\n"
+        },
+        toml::to_string(&shown)?
     );
     let scenario_path = dir.join("scenario.toml");
     fs::write(&scenario_path, text)
@@ -294,7 +315,7 @@ fn spawn_run(
     let mut child = Command::new(exe)
         .arg("run")
         .arg("--scenario")
-        .arg(&scenario_path)
+        .arg(private.path())
         .stdin(Stdio::null())
         .stdout(Stdio::from(log.try_clone()?))
         .stderr(Stdio::from(log))
@@ -320,6 +341,20 @@ fn spawn_run(
         .filter(|d| !before.contains(d))
         .max();
     Ok((code, made))
+}
+
+/// The scenario with every password in a URL (or a `password=` setting)
+/// replaced by `***`, as logs and reports show URLs.
+fn masked(scenario: &toml::Table) -> toml::Table {
+    fn mask(v: &toml::Value) -> toml::Value {
+        match v {
+            toml::Value::String(s) => toml::Value::String(adapters::redact_url(s)),
+            toml::Value::Array(a) => toml::Value::Array(a.iter().map(mask).collect()),
+            toml::Value::Table(t) => toml::Value::Table(masked(t)),
+            other => other.clone(),
+        }
+    }
+    scenario.iter().map(|(k, v)| (k.clone(), mask(v))).collect()
 }
 
 /// The run folders (those with a history) under `dir`.

@@ -32,6 +32,12 @@ pub struct ReportArgs {
 /// Runs `harness report`: reads the run folder, writes the HTML and DOT.
 pub fn command(args: ReportArgs) -> Result<u8> {
     let dir = &args.dir;
+    if dir.is_file() {
+        bail!(
+            "{} is a file; harness report takes a run folder (the one holding history.jsonl)",
+            dir.display()
+        );
+    }
     if !dir.is_dir() {
         bail!("{}: no such folder", dir.display());
     }

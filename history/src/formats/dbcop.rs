@@ -127,10 +127,10 @@ pub fn parse(bytes: &[u8], path: Option<&Path>) -> Result<History, ParseError> {
     };
     for what in [
         "the header's id",
-        "n_node",
-        "n_variable",
-        "n_transaction",
-        "n_event",
+        "the header's node count (n_node)",
+        "the header's variable count (n_variable)",
+        "the header's transaction count (n_transaction)",
+        "the header's event count (n_event)",
     ] {
         c.u64(what)?;
     }

@@ -42,7 +42,7 @@ pub mod timekiller;
 pub mod viper;
 
 mod jepsen;
-mod util;
+pub(crate) mod util;
 
 /// A history format, as named on the command line (`--format`, `--from`,
 /// `--to`).
@@ -320,11 +320,21 @@ pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
             "the file is empty: it holds no transactions",
         ));
     }
-    let format = match format {
-        Format::Auto => detect(path)?,
-        f => f,
+    let (format, h) = match format {
+        Format::Auto => {
+            let f = detect(path)?;
+            let why = guessed_from(f, path.is_dir());
+            let h = read_as(path, f).map_err(|e| {
+                if name_confirms(path, f) {
+                    e
+                } else {
+                    guessed(e, f, why)
+                }
+            })?;
+            (f, h)
+        }
+        f => (f, read_as(path, f)?),
     };
-    let h = read_as(path, format)?;
     if h.txns.is_empty() {
         let what = if format.is_directory() {
             format!("the {format} logs in this directory hold no transactions")
@@ -334,6 +344,52 @@ pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
         return Err(ParseError::whole(Some(path), what));
     }
     Ok(h)
+}
+
+/// What [`detect`] saw that made it guess `format`.
+fn guessed_from(format: Format, dir: bool) -> &'static str {
+    match format {
+        Format::Dbcop if dir => "the folder holds a history.bincode",
+        Format::Dbcop => "the file is binary: it has NUL bytes or is not UTF-8 text",
+        Format::Cobra => "the folder holds T<n>.log files",
+        Format::Viper => "the folder holds J<n>.log files",
+        Format::ElleEdn => "it starts like EDN: `{:`, `[{:` or `#`",
+        Format::Jsonl => "it starts with a JSON object",
+        Format::ElleJson => "it starts with a JSON array of objects",
+        Format::Timekiller => "it is a JSON array of objects with \"tid\" fields",
+        Format::Text => "it starts with `r(` or `w(`",
+        Format::Awdit => "it starts with `r k v`, `w k v`, `---` or `===`",
+        Format::Auto => "its content",
+    }
+}
+
+/// True when the file's name agrees with the guess (`h.jsonl` read as
+/// jsonl): then saying that the format was guessed is only noise.
+fn name_confirms(path: &Path, format: Format) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match format {
+        Format::Jsonl => ext == "jsonl",
+        Format::ElleEdn => ext == "edn",
+        Format::ElleJson | Format::Timekiller => ext == "json",
+        Format::Text | Format::Awdit => ext == "txt",
+        Format::Dbcop => ext == "bincode",
+        Format::Cobra | Format::Viper | Format::Auto => path.is_dir(),
+    }
+}
+
+/// An error of an importer that auto mode chose, saying so: `read as dbcop
+/// (guessed by --format auto: the file is binary ...; else name the format
+/// with --format): ...`.
+fn guessed(mut e: ParseError, format: Format, why: &str) -> ParseError {
+    e.message = format!(
+        "read as {format} (guessed by --format auto: {why}; else name the format with --format): {}",
+        e.message
+    );
+    e
 }
 
 /// Reads a history known to be in `format`.
@@ -363,12 +419,18 @@ fn read_as(path: &Path, format: Format) -> Result<History, ParseError> {
 /// Directory formats (Cobra, Viper) are read with [`cobra::parse_logs`] and
 /// [`viper::parse_logs`] instead.
 pub fn parse(bytes: &[u8], format: Format, path: Option<&Path>) -> Result<History, ParseError> {
-    let format = match format {
-        Format::Auto => detect_bytes(bytes).ok_or_else(|| {
-            ParseError::whole(path, "cannot tell the history format from the content")
-        })?,
-        f => f,
-    };
+    match format {
+        Format::Auto => {
+            let f = detect_bytes(bytes).ok_or_else(|| {
+                ParseError::whole(path, "cannot tell the history format from the content")
+            })?;
+            parse_as(bytes, f, path).map_err(|e| guessed(e, f, guessed_from(f, false)))
+        }
+        f => parse_as(bytes, f, path),
+    }
+}
+
+fn parse_as(bytes: &[u8], format: Format, path: Option<&Path>) -> Result<History, ParseError> {
     let text = || util::utf8(bytes, path);
     match format {
         Format::Auto => unreachable!("detect_bytes never answers auto"),

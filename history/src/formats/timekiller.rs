@@ -61,10 +61,21 @@ impl<'de> Deserialize<'de> for Phys {
                     .map_err(|_| E::custom(format!("negative timestamp {v}")))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Phys, E> {
-                v.trim()
-                    .parse()
-                    .map(Phys)
-                    .map_err(|_| E::custom(format!("timestamp {v:?} is not a number")))
+                let t = v.trim();
+                t.parse().map(Phys).map_err(|_| {
+                    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                        E::custom(format!(
+                            "timestamp {t} is out of range (more than 2^64 - 1)"
+                        ))
+                    } else {
+                        E::custom(format!("timestamp {v:?} is not a number"))
+                    }
+                })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Phys, E> {
+                Err(E::custom(format!(
+                    "timestamp {v} is not a non-negative 64-bit integer"
+                )))
             }
         }
         d.deserialize_any(V)

@@ -45,10 +45,65 @@ pub(crate) fn snippet(s: &str) -> String {
 /// (the caller gives the line in the file).
 pub(crate) fn json_message(e: &serde_json::Error) -> String {
     let msg = e.to_string();
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg,
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => &msg,
+    };
+    plain_json_message(msg)
+}
+
+/// A Rust type name in a serde message, in the user's terms.
+fn plain_type(expected: &str) -> Option<&'static str> {
+    Some(match expected {
+        "i64" | "i32" | "i128" => "a 64-bit integer",
+        "u64" | "u32" | "usize" | "u128" => "a non-negative 64-bit integer",
+        "a borrowed string" | "a string" => "a string",
+        "f64" | "f32" => "a number",
+        "a boolean" | "bool" => "true or false",
+        _ => return None,
+    })
+}
+
+/// A serde_json message (without its position) in the user's terms:
+/// `invalid type: floating point `1e+29`, expected i64` becomes
+/// `value 1e+29 is not a 64-bit integer`, `recursion limit exceeded`
+/// `nesting too deep`, and Rust type names become words.
+pub(crate) fn plain_json_message(msg: &str) -> String {
+    if msg.starts_with("recursion limit exceeded") {
+        return "nesting too deep: more than 128 levels of brackets".into();
     }
+    if msg.starts_with("number out of range") {
+        return "a number is out of range (too large for a 64-bit float)".into();
+    }
+    let value_and_expected = |prefix: &str| {
+        msg.strip_prefix(prefix)
+            .and_then(|rest| rest.split_once("`, expected "))
+    };
+    if let Some((v, expected)) = value_and_expected("invalid type: floating point `")
+        .or_else(|| value_and_expected("invalid value: integer `"))
+    {
+        let integer = expected.contains("integer")
+            || matches!(
+                expected,
+                "i64" | "i32" | "u64" | "u32" | "usize" | "i128" | "u128"
+            );
+        if integer {
+            let what = if expected.starts_with('u') || expected.contains("non-negative") {
+                "a non-negative 64-bit integer"
+            } else {
+                "a 64-bit integer"
+            };
+            return format!("value {v} is not {what}");
+        }
+    }
+    if let Some((found, expected)) = msg
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        let expected = plain_type(expected).unwrap_or(expected);
+        return format!("found {found} where {expected} was expected");
+    }
+    msg.to_string()
 }
 
 fn skip_json_ws(b: &[u8], pos: &mut usize, line: &mut usize) {
@@ -208,6 +263,39 @@ pub(crate) fn assign_ids(txns: &mut [Txn], source: &[Option<u64>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_messages_read_as_plain_words() {
+        for (msg, want) in [
+            (
+                "invalid type: floating point `1e+29`, expected i64",
+                "value 1e+29 is not a 64-bit integer",
+            ),
+            (
+                "invalid value: integer `-1`, expected u64",
+                "value -1 is not a non-negative 64-bit integer",
+            ),
+            (
+                "invalid value: integer `18446744073709551615`, expected i64",
+                "value 18446744073709551615 is not a 64-bit integer",
+            ),
+            (
+                "recursion limit exceeded",
+                "nesting too deep: more than 128 levels of brackets",
+            ),
+            (
+                "invalid type: string \"x\", expected a borrowed string",
+                "found string \"x\" where a string was expected",
+            ),
+            (
+                "invalid type: string \"x\", expected i64",
+                "found string \"x\" where a 64-bit integer was expected",
+            ),
+            ("missing field `ops`", "missing field `ops`"),
+        ] {
+            assert_eq!(plain_json_message(msg), want, "{msg}");
+        }
+    }
 
     #[test]
     fn json_elements_carry_their_lines() {

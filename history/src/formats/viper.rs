@@ -17,16 +17,21 @@
 
 use std::path::{Path, PathBuf};
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 use crate::error::ParseError;
 use crate::formats::util::{json_message, snippet, utf8, zero_reads_to_initial};
 use crate::model::{History, Key, Op, Status, Txn};
 
+/// One op as Viper writes it: `[op, key, value, ok]`.
+type RawOp<'a> = (Cow<'a, str>, Key, Option<i64>, Option<bool>);
+
 #[derive(Deserialize)]
 struct RawTxn<'a> {
     #[serde(borrow)]
-    value: Vec<(&'a str, Key, Option<i64>, Option<bool>)>,
+    value: Vec<RawOp<'a>>,
 }
 
 /// The session number in a `J<n>.log` file name.
@@ -46,7 +51,7 @@ fn parse_log(text: &str, session: u64, file: &Path, out: &mut Vec<Txn>) -> Resul
             if ok == Some(false) {
                 continue;
             }
-            ops.push(match (op, value) {
+            ops.push(match (op.as_ref(), value) {
                 ("r", value) => Op::Read { key, value },
                 ("w", Some(value)) => Op::Write { key, value },
                 ("w", None) => return Err(err("a write of null".into())),
