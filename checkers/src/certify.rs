@@ -1985,6 +1985,46 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
                     why: "rc allows non-repeatable reads".into(),
                 });
             }
+            if let Op::RangeRead { lo, hi, rows } = op {
+                // A key this range read saw (a listed row, or absent when
+                // not listed) that an earlier read of the transaction saw
+                // otherwise, with no write of its own between.
+                let now = |k: &Key| rows.iter().find(|(rk, _)| rk == k).map(|(_, v)| *v);
+                let before = &txn.ops[..o as usize];
+                let changed = before.iter().enumerate().any(|(i, p)| {
+                    let wrote = |k: &Key| {
+                        before[i..]
+                            .iter()
+                            .any(|q| q.written().is_some_and(|(wk, _)| wk == k))
+                    };
+                    match p {
+                        Op::Read { key, value } => {
+                            key >= lo && key <= hi && !wrote(key) && now(key) != *value
+                        }
+                        Op::RangeRead {
+                            lo: l2,
+                            hi: h2,
+                            rows: r2,
+                        } => {
+                            r2.iter()
+                                .any(|(k, v)| k >= lo && k <= hi && !wrote(k) && now(k) != Some(*v))
+                                || rows.iter().any(|(k, v)| {
+                                    k >= l2
+                                        && k <= h2
+                                        && !wrote(k)
+                                        && r2.iter().find(|(rk, _)| rk == k).map(|(_, x)| *x)
+                                            != Some(*v)
+                                })
+                        }
+                        _ => false,
+                    }
+                });
+                return if changed {
+                    Ok(())
+                } else {
+                    fail("no key of the range was seen otherwise earlier".into())
+                };
+            }
             if let Op::ReadList {
                 key,
                 values: Some(_),
@@ -2017,9 +2057,15 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             if wrote {
                 return fail(format!("T{t} wrote {key} before this read"));
             }
-            let other = txn.ops[..o as usize]
-                .iter()
-                .any(|p| matches!(p, Op::Read { key: k, value: v } if k == key && v != value));
+            let other = txn.ops[..o as usize].iter().any(|p| match p {
+                Op::Read { key: k, value: v } => k == key && v != value,
+                Op::RangeRead { lo, hi, rows } => {
+                    key >= lo
+                        && key <= hi
+                        && rows.iter().find(|(k, _)| k == key).map(|(_, v)| *v) != *value
+                }
+                _ => false,
+            });
             if other {
                 return Ok(());
             }
