@@ -305,7 +305,7 @@ pub struct ConvertArgs {
 }
 
 /// Parses the command line, runs the subcommand, and maps the result to
-/// the exit codes of DESIGN §1.
+/// the exit codes of docs/cli.md.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -1,5 +1,5 @@
 //! `harness`: drives a real database with generated transactions, records
-//! the history, and checks it against an isolation level (see DESIGN.md).
+//! the history, and checks it against an isolation level (see docs/design.md).
 
 mod campaign;
 mod check_cmd;

@@ -23,7 +23,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The process exit code for this verdict (DESIGN §1).
+    /// The process exit code for this verdict (docs/cli.md).
     pub fn exit_code(self) -> i32 {
         match self {
             Verdict::Ok => 0,

@@ -1,4 +1,4 @@
-//! The native history format: JSON Lines, version 1 (DESIGN §3).
+//! The native history format: JSON Lines, version 1 (docs/history-format.md).
 //!
 //! One JSON object per line. Lines with a `type` are `header`, `fault` or
 //! `end`; every other line is a transaction. The writer emits each line with

@@ -50,7 +50,7 @@ pub(crate) mod util;
 pub enum Format {
     /// Guess from the content ([`detect`]).
     Auto,
-    /// The native JSON Lines format (DESIGN §3).
+    /// The native JSON Lines format (docs/history-format.md).
     Jsonl,
     /// Elle / Jepsen EDN.
     ElleEdn,
