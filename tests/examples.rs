@@ -27,7 +27,8 @@ fn examples() -> PathBuf {
 }
 
 fn manifest() -> Vec<Row> {
-    let text = std::fs::read_to_string(examples().join("MANIFEST.tsv")).expect("examples/MANIFEST.tsv");
+    let text =
+        std::fs::read_to_string(examples().join("MANIFEST.tsv")).expect("examples/MANIFEST.tsv");
     let mut rows = Vec::new();
     let mut header = false;
     for (i, line) in text.lines().enumerate() {
@@ -35,9 +36,17 @@ fn manifest() -> Vec<Row> {
             continue;
         }
         let cols: Vec<&str> = line.split('\t').collect();
-        assert_eq!(cols.len(), 7, "MANIFEST.tsv line {}: 7 tab-separated columns", i + 1);
+        assert_eq!(
+            cols.len(),
+            7,
+            "MANIFEST.tsv line {}: 7 tab-separated columns",
+            i + 1
+        );
         if !header {
-            assert_eq!(cols[0], "path", "MANIFEST.tsv: the first row names the columns");
+            assert_eq!(
+                cols[0], "path",
+                "MANIFEST.tsv: the first row names the columns"
+            );
             header = true;
             continue;
         }
@@ -93,8 +102,13 @@ fn every_example_gives_its_verdict() {
             );
             assert_eq!(report["verdict"], row.verdict.as_str(), "{what}: verdict");
             assert_eq!(code, row.exit, "{what}: exit code");
-            assert_eq!(report["certified"], "checked", "{what}: the certificate holds");
-            let counts = report["anomaly_counts"].as_object().expect("anomaly_counts");
+            assert_eq!(
+                report["certified"], "checked",
+                "{what}: the certificate holds"
+            );
+            let counts = report["anomaly_counts"]
+                .as_object()
+                .expect("anomaly_counts");
             match &row.anomaly {
                 Some(name) => assert!(
                     counts.contains_key(name),
@@ -116,9 +130,15 @@ fn every_example_is_in_the_manifest_and_the_readme() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| !not_histories.contains(&n.as_str()))
         .collect();
-    assert_eq!(on_disk, listed, "examples/ and MANIFEST.tsv list the same histories");
+    assert_eq!(
+        on_disk, listed,
+        "examples/ and MANIFEST.tsv list the same histories"
+    );
     let readme = std::fs::read_to_string(examples().join("README.md")).expect("examples/README.md");
     for p in &listed {
-        assert!(readme.contains(p.as_str()), "examples/README.md describes {p}");
+        assert!(
+            readme.contains(p.as_str()),
+            "examples/README.md describes {p}"
+        );
     }
 }
