@@ -1,10 +1,17 @@
-//! The entry point: pick a method for the history and level, run it, and
-//! assemble the report.
+//! The entry point: one check as an ordered list of stages.
 //!
-//! Every check starts with the non-cyclic anomalies (they need no version
-//! order). Then, for the levels from SI up, a history whose version order is
-//! known (mini-transactions) is decided by one cycle search on its unique
-//! dependency graph (SER family) or begin/commit graph (SI family).
+//! 1. **Index** the history ([`Index`]).
+//! 2. **Decide** the requested level ([`decide`]): first the non-cyclic
+//!    anomalies (they need no version order); then, below SI, the weak
+//!    levels' saturation; from SI up, one cycle search when the version
+//!    order is known (mini-transactions), else the general black-box search
+//!    (known edges, a witness, time guidance, the complete polygraph). Each
+//!    stage decides or passes on.
+//! 3. **Place** the other levels ([`place`]): the lattice where it applies,
+//!    else direct checks on a small budget of their own.
+//! 4. **Certify** the verdict ([`certify_verdict`]): its witness or
+//!    refutations re-checked by the independent [`certify`](crate::certify)
+//!    module. A proof that fails is a checker bug, and says so.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
