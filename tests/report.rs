@@ -312,14 +312,20 @@ fn counterexamples_explain_themselves() {
     let section = &section[..section.find("</section>").unwrap()];
     assert_eq!(section.matches("<ellipse").count(), 2, "{section}");
     assert_eq!(section.matches("<g class=\"edge\">").count(), 1);
-    assert!(section.contains("<mark>"), "ops on the edge's key are marked");
+    assert!(
+        section.contains("<mark>"),
+        "ops on the edge's key are marked"
+    );
     assert!(html.contains("<th>found</th><th>shown below</th>"));
     // The standalone drawing is a complete picture.
     let svg = read(&dir.join(format!("anomaly-{n}.svg")));
     assert!(svg.contains(&format!(">{}</text>", a.title())), "{svg}");
     assert!(svg.contains("wr: write-read"), "a legend: {svg}");
     for t in &a.txns {
-        assert!(svg.contains(&format!(">T{} (session {}", t.id, t.session)), "{svg}");
+        assert!(
+            svg.contains(&format!(">T{} (session {}", t.id, t.session)),
+            "{svg}"
+        );
     }
     // `check --dot` writes one valid graph per file.
     let dot = out.path().join("g.dot");

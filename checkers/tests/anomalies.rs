@@ -302,7 +302,12 @@ fn a_non_repeatable_read_shows_the_writers_it_read_from() {
         assert_eq!((e.from, e.to, e.kind), (from, 3, checkers::EdgeKind::Wr));
         assert!(e.reason.contains(v), "{}", e.reason);
     }
-    assert!(a.summary.contains("2 (written by T1), then 3 (written by T2)"), "{}", a.summary);
+    assert!(
+        a.summary
+            .contains("2 (written by T1), then 3 (written by T2)"),
+        "{}",
+        a.summary
+    );
 }
 
 #[test]
@@ -311,7 +316,12 @@ fn weak_levels_are_placed_after_a_failed_si() {
     let h = lost_update_and_non_repeatable_read();
     let rep = check(&h, Level::Si, &CheckOptions::default());
     assert!(rep.fails.contains(&Level::Si) && rep.fails.contains(&Level::Ra));
-    assert!(rep.satisfies.contains(&Level::Rc), "{:?} {:?}", rep.fails, rep.satisfies);
+    assert!(
+        rep.satisfies.contains(&Level::Rc),
+        "{:?} {:?}",
+        rep.fails,
+        rep.satisfies
+    );
     assert!(rep.summary().contains("satisfies: rc"), "{}", rep.summary());
 }
 
@@ -323,7 +333,10 @@ fn harness_write_ids_are_shown_decoded() {
         t(1, 2, vec![r("x", None), w("x", id(2, 7))]),
     ]);
     let plain = check(&h, Level::Si, &CheckOptions::default());
-    assert!(!plain.anomalies[0].to_string().contains("(s2#7)"), "not a harness history");
+    assert!(
+        !plain.anomalies[0].to_string().contains("(s2#7)"),
+        "not a harness history"
+    );
     h.header = Some(history::Header {
         version: 1,
         db: Some("postgres".into()),
@@ -335,6 +348,13 @@ fn harness_write_ids_are_shown_decoded() {
     assert!(text.contains("w(x,8589934599 (s2#7))"), "{text}");
     assert!(text.contains("w(x,4294967297 (s1#1))"), "{text}");
     assert_eq!(checkers::write_id_label(-5), None);
-    assert_eq!(checkers::write_id_label(1 << 32), None, "counters start at 1");
-    assert_eq!(checkers::write_id_label(id(7, 1013)).as_deref(), Some("s7#1013"));
+    assert_eq!(
+        checkers::write_id_label(1 << 32),
+        None,
+        "counters start at 1"
+    );
+    assert_eq!(
+        checkers::write_id_label(id(7, 1013)).as_deref(),
+        Some("s7#1013")
+    );
 }

@@ -278,56 +278,70 @@ fn over_time(s: &mut String, h: &History) {
         return;
     };
     let faults = plot::fault_bands(h, &b);
+    let shaded = if faults.is_empty() {
+        ""
+    } else {
+        "; shaded: fault windows"
+    };
     let _ = writeln!(
         s,
-        "<p class=\"muted\">{} buckets of {} s each; shaded: fault windows.</p>",
+        "<p class=\"muted\">From the first transaction to the last, in {} buckets of {} each{shaded}.</p>",
         b.committed.len(),
-        escape(&plot::fmt_num(b.width_s()))
+        escape(&plot::fmt_duration(b.width_s()))
     );
+    let chart = |title, series, y_max, log_when_spread| plot::Chart {
+        title,
+        bucket_s: b.width_s(),
+        start_s: b.start_s(),
+        span_s: b.span_s(),
+        series,
+        faults: &faults,
+        y_max,
+        log_when_spread,
+    };
     let charts = [
-        plot::Chart {
-            title: "committed throughput (txn/s)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![plot::Series {
+        chart(
+            "committed throughput (txn/s)",
+            vec![plot::Series {
                 name: "committed txn/s",
                 color: "#1f57b4",
                 values: b.throughput(),
+                width: 1.5,
             }],
-            faults: &faults,
-            y_max: None,
-        },
-        plot::Chart {
-            title: "latency of committed transactions (ms)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![
-                plot::Series {
-                    name: "p50",
-                    color: "#1b7f2a",
-                    values: b.p50_ms.clone(),
-                },
+            None,
+            false,
+        ),
+        // p99 first, so that p50 is drawn over it.
+        chart(
+            "latency of committed transactions (ms)",
+            vec![
                 plot::Series {
                     name: "p99",
                     color: "#d62728",
                     values: b.p99_ms.clone(),
+                    width: 1.5,
+                },
+                plot::Series {
+                    name: "p50",
+                    color: "#1b7f2a",
+                    values: b.p50_ms.clone(),
+                    width: 2.2,
                 },
             ],
-            faults: &faults,
-            y_max: None,
-        },
-        plot::Chart {
-            title: "abort rate (fail + info, fraction of attempts)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![plot::Series {
+            None,
+            true,
+        ),
+        chart(
+            "abort rate (fail + info, fraction of attempts)",
+            vec![plot::Series {
                 name: "aborted",
                 color: "#e07b00",
                 values: b.abort_rate(),
+                width: 1.5,
             }],
-            faults: &faults,
-            y_max: Some(1.0),
-        },
+            Some(1.0),
+            false,
+        ),
     ];
     for c in &charts {
         s.push_str(&plot::chart(c));
