@@ -76,7 +76,7 @@ pub fn check(h: &history::History, level: history::Level, opts: &CheckOptions) -
     r
 }
 
-/// How long each weak level left open may take to decide.
+/// How long deciding the weak levels left open may take, together.
 const WEAK_PLACE: Duration = Duration::from_secs(2);
 
 fn place_weak(h: &history::History, level: history::Level, opts: &CheckOptions, r: &mut Report) {
@@ -84,20 +84,26 @@ fn place_weak(h: &history::History, level: history::Level, opts: &CheckOptions, 
     if r.verdict == Verdict::Unknown {
         return;
     }
-    let sub = CheckOptions {
-        timeout: Some(opts.timeout.map_or(WEAK_PLACE, |t| t.min(WEAK_PLACE))),
-        max_examples: 0,
-        on_verdict: None,
-        ..opts.clone()
-    };
+    let budget = opts.timeout.map_or(WEAK_PLACE, |t| t.min(WEAK_PLACE));
+    let until = std::time::Instant::now() + budget;
     let mut unplaced = Vec::new();
     for w in [Level::Rc, Level::Ra, Level::Cc, Level::Pc] {
         let placed = r.fails.contains(&w) || r.satisfies.contains(&w);
         if placed || w == level || lattice::implies(w, level) {
             continue;
         }
-        let o = check::check(h, w, &sub);
-        match o.verdict {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            unplaced.push(w.name());
+            continue;
+        }
+        let sub = CheckOptions {
+            timeout: Some(left),
+            max_examples: 0,
+            on_verdict: None,
+            ..opts.clone()
+        };
+        match check::check(h, w, &sub).verdict {
             Verdict::Ok => r.satisfies.extend(lattice::weaker_or_equal(w)),
             Verdict::Anomalous => r.fails.extend(lattice::stronger_or_equal(w)),
             Verdict::Unknown => unplaced.push(w.name()),
@@ -109,6 +115,7 @@ fn place_weak(h: &history::History, level: history::Level, opts: &CheckOptions, 
     }
     let fails = r.fails.clone();
     r.satisfies.retain(|l| !fails.contains(l));
+    unplaced.retain(|&n| !r.fails.iter().chain(&r.satisfies).any(|l| l.name() == n));
     if !unplaced.is_empty() {
         r.notes.push(format!(
             "not placed within the time given to other levels (unknown): {}",
