@@ -257,8 +257,10 @@ pub struct CheckArgs {
     /// "nothing to check", exit 2).
     #[arg(long)]
     pub allow_empty: bool,
-    /// Write the counterexamples as Graphviz DOT to this file (one graph per
-    /// anomaly; render with `dot -Tsvg`).
+    /// Write the counterexamples as Graphviz DOT, one graph per file (render
+    /// each with `dot -Tsvg`): FILE itself when there is one; FILE's stem
+    /// with -1, -2, ... (`out.dot` -> `out-1.dot`, `out-2.dot`) when there
+    /// are several; `FILE/anomaly-N.dot` when FILE is an existing folder.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
     /// Write the verdict's certificate (the witness of an `ok`, the checked

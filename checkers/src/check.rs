@@ -82,10 +82,12 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     for a in &out.anomalies {
         *counts.entry(a.title()).or_default() += 1;
     }
-    // Keep at most `max_examples` counterexamples of each kind.
+    // Keep at most `max_examples` counterexamples of each kind, the most
+    // serious kinds first (a stable sort keeps each kind's own order).
+    let mut ordered = out.anomalies;
+    ordered.sort_by_key(crate::report::severity);
     let mut shown: BTreeMap<String, usize> = BTreeMap::new();
-    let anomalies = out
-        .anomalies
+    let anomalies = ordered
         .into_iter()
         .filter(|a| {
             let n = shown.entry(a.title()).or_default();

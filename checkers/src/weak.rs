@@ -1718,6 +1718,7 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
         summary,
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges: views,
+        write_ids: crate::report::has_write_ids(ix.history),
     };
     (anomaly, level)
 }
@@ -1770,6 +1771,7 @@ fn init_to_anomaly(cx: &Ctx, v: &InitViolation) -> (Anomaly, Level) {
         summary,
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges,
+        write_ids: crate::report::has_write_ids(ix.history),
     };
     (anomaly, level)
 }

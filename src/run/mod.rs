@@ -434,10 +434,18 @@ fn print_summary(
         let _ = write!(s, "\n{a}");
     }
     if report.anomalies.len() > SHOWN {
+        let found: usize = report.anomaly_counts.values().sum();
+        let kinds: Vec<String> = report
+            .kinds_shown()
+            .iter()
+            .map(|(k, n, shown)| format!("{k}: {shown} of {n}"))
+            .collect();
         let _ = writeln!(
             s,
-            "\n... {} more in the report",
-            report.anomalies.len() - SHOWN
+            "\n{SHOWN} of {} counterexamples shown here; the report has {} of the {found} anomalies found ({})",
+            report.anomalies.len(),
+            report.anomalies.len(),
+            kinds.join(", ")
         );
     }
     let errs: Vec<String> = o
