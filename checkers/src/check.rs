@@ -201,13 +201,15 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 }
 
 /// How long placing the other levels may take, beyond what deciding took.
-const PLACE_MIN: Duration = Duration::from_millis(500);
+const PLACE_MIN: Duration = Duration::from_secs(1);
 const PLACE_MAX: Duration = Duration::from_secs(4);
 
 /// Stage 3: which other levels the history fails or satisfies. What the
-/// lattice gives is free; each weaker level an anomalous verdict leaves open
-/// is decided directly, on a shared budget in proportion to what deciding
-/// the requested level took.
+/// lattice gives is free. The rest is decided directly, on one shared
+/// budget in proportion to what deciding the requested level took: each
+/// weaker level an anomalous verdict leaves open, and the weak levels (`rc`
+/// … `pc`), which Adya's `si` and `ser` do not imply because they ignore
+/// sessions. What the budget does not reach is said to be unknown.
 fn place(
     ix: &Index,
     level: Level,
@@ -219,36 +221,38 @@ fn place(
     let dbts = opts.use_dbts;
     let mut fails: Vec<Level> = Vec::new();
     let mut satisfies: Vec<Level> = Vec::new();
-    let mut unplaced: Vec<Level> = Vec::new();
+    let mut open: Vec<Level> = Vec::new();
     match out.verdict {
         Verdict::Ok => satisfies = implied_by(level, dbts),
         Verdict::Anomalous => {
             fails = implying(level, dbts);
             fails.extend(out.also_fails.iter().copied());
-            let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
-            let until = Instant::now() + budget;
-            let until = deadline.map_or(until, |d| d.min(until));
-            // Which weaker levels still hold? Decide each directly.
-            for w in weaker_or_equal(level) {
-                if w == level || fails.contains(&w) || satisfies.contains(&w) {
-                    continue;
-                }
-                if Instant::now() > until {
-                    unplaced.push(w);
-                    continue;
-                }
-                let o = decide(ix, w, opts, false, Instant::now(), Some(until));
-                match o.verdict {
-                    Verdict::Ok => satisfies.extend(implied_by(w, dbts)),
-                    Verdict::Anomalous => {
-                        fails.extend(implying(w, dbts));
-                        fails.extend(o.also_fails.iter().copied());
-                    }
-                    Verdict::Unknown => unplaced.push(w),
-                }
-            }
+            open = weaker_or_equal(level);
         }
-        Verdict::Unknown => {}
+        Verdict::Unknown => return (fails, satisfies),
+    }
+    open.extend([Level::Rc, Level::Ra, Level::Cc, Level::Pc]);
+    let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
+    let until = Instant::now() + budget;
+    let until = deadline.map_or(until, |d| d.min(until));
+    let mut unplaced: Vec<Level> = Vec::new();
+    for w in open {
+        if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
+            continue;
+        }
+        if Instant::now() > until {
+            unplaced.push(w);
+            continue;
+        }
+        let o = decide(ix, w, opts, false, Instant::now(), Some(until));
+        match o.verdict {
+            Verdict::Ok => satisfies.extend(implied_by(w, dbts)),
+            Verdict::Anomalous => {
+                fails.extend(implying(w, dbts));
+                fails.extend(o.also_fails.iter().copied());
+            }
+            Verdict::Unknown => unplaced.push(w),
+        }
     }
     fails.sort();
     fails.dedup();

@@ -65,64 +65,7 @@ pub use report::{
     EdgeView, HistoryStats, Report, TxnView, Verdict,
 };
 
-/// Checks a history against a level ([`check::check`]), then decides the
-/// weak levels (`rc`, `ra`, `cc`, `pc`) the lattice leaves open. Adya's `si`
-/// and `ser` do not imply them (they ignore sessions), so a history checked
-/// at `si` would otherwise say nothing of them: a read-committed run that
-/// fails `si` and satisfies `rc` said "satisfies –".
-pub fn check(h: &history::History, level: history::Level, opts: &CheckOptions) -> Report {
-    let mut r = check::check(h, level, opts);
-    place_weak(h, level, opts, &mut r);
-    r
-}
-
-/// How long deciding the weak levels left open may take, together.
-const WEAK_PLACE: Duration = Duration::from_secs(2);
-
-fn place_weak(h: &history::History, level: history::Level, opts: &CheckOptions, r: &mut Report) {
-    use history::Level;
-    if r.verdict == Verdict::Unknown {
-        return;
-    }
-    let budget = opts.timeout.map_or(WEAK_PLACE, |t| t.min(WEAK_PLACE));
-    let until = std::time::Instant::now() + budget;
-    let mut unplaced = Vec::new();
-    for w in [Level::Rc, Level::Ra, Level::Cc, Level::Pc] {
-        let placed = r.fails.contains(&w) || r.satisfies.contains(&w);
-        if placed || w == level || lattice::implies(w, level) {
-            continue;
-        }
-        let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            unplaced.push(w.name());
-            continue;
-        }
-        let sub = CheckOptions {
-            timeout: Some(left),
-            max_examples: 0,
-            on_verdict: None,
-            ..opts.clone()
-        };
-        match check::check(h, w, &sub).verdict {
-            Verdict::Ok => r.satisfies.extend(lattice::weaker_or_equal(w)),
-            Verdict::Anomalous => r.fails.extend(lattice::stronger_or_equal(w)),
-            Verdict::Unknown => unplaced.push(w.name()),
-        }
-    }
-    for ls in [&mut r.fails, &mut r.satisfies] {
-        ls.sort();
-        ls.dedup();
-    }
-    let fails = r.fails.clone();
-    r.satisfies.retain(|l| !fails.contains(l));
-    unplaced.retain(|&n| !r.fails.iter().chain(&r.satisfies).any(|l| l.name() == n));
-    if !unplaced.is_empty() {
-        r.notes.push(format!(
-            "not placed within the time given to other levels (unknown): {}",
-            unplaced.join(", ")
-        ));
-    }
-}
+pub use check::check;
 
 /// Knobs of a check.
 #[derive(Clone)]
