@@ -127,6 +127,8 @@ use smallvec::SmallVec;
 
 use crate::anomaly::AnomalyKind;
 
+pub mod derivation;
+
 /// The initial transaction, as an endpoint of a weak axiom edge (a read of
 /// the absent version reads from it).
 pub const INIT: u32 = u32::MAX;
@@ -283,6 +285,10 @@ pub enum Refutation {
     SubHistory(Vec<u32>),
     /// Weak levels: a cycle of session, read-from and axiom edges.
     WeakCycle(Vec<WeakEdge>),
+    /// SER and SI families: a derivation (what pruning the polygraph did):
+    /// steps that each fix the commit order of two transactions because
+    /// the other order closes a cycle, then a cycle no order avoids.
+    Derivation(crate::certify::derivation::Derivation),
 }
 
 /// A verdict with its proof.
@@ -361,6 +367,8 @@ pub enum CertError {
     },
     #[error("an anomalous claim needs at least one refutation")]
     NoRefutation,
+    #[error("{0}")]
+    BadDerivation(String),
     #[error("finding {kind} at T{txn} op {op} does not hold: {why}")]
     BadFinding {
         kind: AnomalyKind,
@@ -1781,6 +1789,7 @@ fn verify_refutation(ctx: &Ctx, level: Level, use_dbts: bool, r: &Refutation) ->
         }
         Refutation::SubHistory(txns) => verify_sub_history(ctx.h, level, use_dbts, txns),
         Refutation::WeakCycle(edges) => verify_weak_cycle(ctx, level, edges),
+        Refutation::Derivation(d) => derivation::verify(ctx, level, use_dbts, d),
     }
 }
 

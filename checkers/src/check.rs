@@ -384,6 +384,7 @@ fn decide(
             strategy: opts.strategy,
             skip_witness: opts.skip_witness,
             local: !opts.skip_witness,
+            prove: explain,
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {
@@ -410,7 +411,12 @@ fn decide(
                 }
                 (Verdict::Anomalous, "known edges")
             }
-            General::Refuted { how, seed, cycle } => {
+            General::Refuted {
+                how,
+                seed,
+                cycle,
+                derivation,
+            } => {
                 found.also_fails.extend(implying(level, opts.use_dbts));
                 if explain {
                     // Shrinking is a nicety: give it a bounded share of time,
@@ -430,6 +436,7 @@ fn decide(
                         .as_ref()
                         .and_then(|(_, txns)| evidence::sub_history(ix, txns.clone()))
                         .or_else(|| cycle.as_ref().and_then(|c| evidence::cycle(ix, c)))
+                        .or_else(|| derivation.map(Refutation::Derivation))
                         .or_else(|| evidence::sub_history(ix, ix.committed_txns().collect()));
                     found.refutations.extend(proof);
                     match (core.and_then(|(a, _)| a), cycle) {

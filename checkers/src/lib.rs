@@ -38,6 +38,7 @@ pub mod certify;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
+pub mod derive;
 pub mod evidence;
 pub mod explain;
 pub mod general;
