@@ -202,6 +202,8 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 
 /// How long placing the other levels may take, beyond what deciding took.
 const PLACE_MIN: Duration = Duration::from_secs(1);
+/// The largest history on which other levels are placed by a search.
+const PLACE_SEARCH_MAX: usize = 20_000;
 const PLACE_MAX: Duration = Duration::from_secs(4);
 
 /// Stage 3: which other levels the history fails or satisfies. What the
@@ -236,11 +238,16 @@ fn place(
     let until = Instant::now() + budget;
     let until = deadline.map_or(until, |d| d.min(until));
     let mut unplaced: Vec<Level> = Vec::new();
+    // Levels decided by a search (pc through its split history; SI and SER
+    // when the version order is not known) do not stop for a deadline while
+    // they build their constraints: on a large history they are left open.
+    let known_order = !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none();
+    let searched = |w: Level| w == Level::Pc || (is_strong(w) && !known_order);
     for w in open {
         if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
             continue;
         }
-        if Instant::now() > until {
+        if Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
             unplaced.push(w);
             continue;
         }
