@@ -179,7 +179,7 @@ fn spinner(bar: &ProgressBar, what: &str) {
 pub fn describe(s: Stage) -> Option<String> {
     Some(match s {
         Stage::Indexing { txns } => format!("check: indexing {txns} transactions"),
-        Stage::Indexed { .. } | Stage::Decided { .. } => return None,
+        Stage::Indexed { .. } | Stage::Decided(_) => return None,
         Stage::Deciding { level } => format!("check: deciding {level}"),
         Stage::Placing => "check: placing the other levels".into(),
         Stage::Certifying => "check: certifying the verdict".into(),

@@ -70,9 +70,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let deadline = opts.timeout.map(|t| t0 + t);
     opts.tell(Stage::Deciding { level });
     let out = decide(&ix, level, opts, true, t0, deadline);
-    opts.tell(Stage::Decided {
-        verdict: out.verdict,
-    });
+    opts.tell(Stage::Decided(out.verdict));
     if let Some(cb) = &opts.on_verdict {
         cb(level, out.verdict, t0.elapsed());
     }

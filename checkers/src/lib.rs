@@ -134,7 +134,7 @@ pub enum Stage {
     /// Deciding the requested level (the long stage on a large history).
     Deciding { level: history::Level },
     /// The requested level's verdict is known (its counterexamples shrunk).
-    Decided { verdict: Verdict },
+    Decided(Verdict),
     /// Placing the other levels, on a small budget of their own.
     Placing,
     /// Re-checking the verdict's proof with the independent verifier.
@@ -153,5 +153,43 @@ impl CheckOptions {
         if let Some(p) = &self.progress {
             p(stage);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check, CheckOptions, Stage, Verdict};
+    use history::Level;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_check_tells_each_stage_once_in_order() {
+        let h = history::read_jsonl_str(
+            r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
+"#,
+        )
+        .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let opts = CheckOptions {
+            progress: Some(Arc::new(move |s| log.lock().unwrap().push(s))),
+            ..CheckOptions::default()
+        };
+        let r = check(&h, Level::Si, &opts);
+        assert_eq!(r.verdict, Verdict::Anomalous);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![
+                Stage::Indexing { txns: 2 },
+                Stage::Indexed { txns: 2 },
+                Stage::Deciding { level: Level::Si },
+                Stage::Decided(Verdict::Anomalous),
+                Stage::Placing,
+                Stage::Certifying,
+                Stage::Done,
+            ]
+        );
+        assert!(format!("{opts:?}").contains("progress: Some"));
     }
 }
