@@ -2,9 +2,12 @@
 //! `harness convert`, which reads the same formats.
 
 use anyhow::{bail, Context, Result};
+use std::time::Duration;
+
 use checkers::CheckOptions;
 
 use crate::cli::{exit_code, print_out, CheckArgs, ConvertArgs};
+use crate::progress::Reporter;
 
 /// Runs `harness check`; returns the verdict's exit code.
 pub fn command(args: CheckArgs) -> Result<u8> {
@@ -12,7 +15,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if !path.exists() {
         bail!("{}: no such file", path.display());
     }
-    let h = history::formats::read(path, args.format)?;
+    // Progress on stderr while the history is read and checked; cleared
+    // before the verdict, and when it is dropped (before an error is
+    // printed).
+    let progress = std::sync::Arc::new(Reporter::stderr());
+    let h = progress.read(path, args.format)?;
     let (committed, failed, info) = h.status_counts();
     if committed == 0 && !args.allow_empty {
         bail!(
@@ -28,15 +35,16 @@ pub fn command(args: CheckArgs) -> Result<u8> {
             path.display()
         );
     }
-    let opts = CheckOptions {
+    let mut opts = CheckOptions {
         timeout: crate::cli::limit(args.timeout),
         use_dbts: args.use_dbts,
         strategy: args.solver,
         skip_witness: args.no_witness,
-        on_verdict: verdict_early(),
         ..CheckOptions::default()
     };
+    progress.watch(&mut opts, true);
     let mut report = checkers::check(&h, args.level, &opts);
+    progress.finish();
     if let (Some(path), Some(cert)) = (&args.certify, &report.certificate) {
         write_certificate(path, cert)?;
     }
@@ -118,18 +126,13 @@ pub fn write_certificate(
 }
 
 /// On a terminal, the verdict is shown the moment it is known: placing the
-/// other levels and shrinking counterexamples can take seconds more.
-pub fn verdict_early() -> Option<checkers::OnVerdict> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    Some(std::sync::Arc::new(|level, verdict, took| {
-        eprintln!(
-            "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
-            took.as_secs_f64()
-        );
-    }))
+/// other levels and shrinking counterexamples can take seconds more. This
+/// is its line.
+pub fn early_text(level: history::Level, verdict: checkers::Verdict, took: Duration) -> String {
+    format!(
+        "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
+        took.as_secs_f64()
+    )
 }
 
 /// Runs `harness convert`: reads any supported format, writes JSONL, Elle

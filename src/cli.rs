@@ -72,7 +72,12 @@ const VERDICT_HELP: &str = "Exit codes: 0 ok (no anomaly at the level); 1 anomal
 
 Levels (--level): rc (read committed), ra (read atomic), cc (causal \
 consistency), pc (prefix consistency), si (snapshot isolation), strong-session-si, \
-strong-si, ser (serializability), strong-session-ser, sser (strict serializability).";
+strong-si, ser (serializability), strong-session-ser, sser (strict serializability).
+
+Progress (stderr): on a terminal, a bar while the history is read and a \
+spinner naming the check's stage (indexing, deciding, placing, certifying); \
+elsewhere, a line such as `check: deciding ser… 20 s` every 10 s while the \
+check runs, and nothing for one that ends sooner.";
 
 /// Arguments of `harness run`.
 #[derive(Args, Debug, Clone)]

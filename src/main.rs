@@ -6,6 +6,7 @@ mod check_cmd;
 mod cli;
 mod compare;
 mod nemesis;
+mod progress;
 mod report;
 mod run;
 mod scenario;

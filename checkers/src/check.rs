@@ -31,7 +31,7 @@ use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_
 use crate::mini::{not_mini, version_order, Divergence};
 use crate::report::{Anomaly, Certified, HistoryStats, Report, Verdict};
 use crate::weak::WeakVerdict;
-use crate::CheckOptions;
+use crate::{CheckOptions, Stage};
 
 /// What one method found at one level, before it becomes a report.
 struct Outcome {
@@ -63,10 +63,14 @@ struct Outcome {
 pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let t0 = Instant::now();
     crate::polygraph::reset_work();
+    opts.tell(Stage::Indexing { txns: h.txns.len() });
     let ix = Index::new(h);
+    opts.tell(Stage::Indexed { txns: ix.len() });
     let stats = stats(&ix);
     let deadline = opts.timeout.map(|t| t0 + t);
+    opts.tell(Stage::Deciding { level });
     let out = decide(&ix, level, opts, true, t0, deadline);
+    opts.tell(Stage::Decided(out.verdict));
     if let Some(cb) = &opts.on_verdict {
         cb(level, out.verdict, t0.elapsed());
     }
@@ -74,10 +78,13 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     if h.end.is_none() && h.header.is_some() {
         notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
     }
+    opts.tell(Stage::Placing);
     let (fails, satisfies) = place(&ix, level, &out, opts, deadline, &mut notes);
+    opts.tell(Stage::Certifying);
     let t_cert = Instant::now();
     let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
     let certify_ms = t_cert.elapsed().as_millis() as u64;
+    opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in &out.anomalies {
         *counts.entry(a.title()).or_default() += 1;

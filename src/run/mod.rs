@@ -295,12 +295,17 @@ pub fn command(args: RunArgs) -> Result<u8> {
     };
     let finished = now_rfc3339();
 
-    let h = history::read_jsonl_file(&history_path)
+    // The clients' bar is gone: say what happens while the history is
+    // read back and checked (a spinner, or a status line every 10 s).
+    let progress = Arc::new(crate::progress::Reporter::stderr());
+    let h = progress
+        .read_recorded(&history_path)
         .with_context(|| "cannot read back the recorded history")?;
-    let opts = CheckOptions {
+    let mut opts = CheckOptions {
         timeout: crate::cli::limit(args.check_timeout),
         ..CheckOptions::default()
     };
+    progress.watch(&mut opts, false);
     let mut report = checkers::check(&h, args.level, &opts);
     // The verdict's proof goes beside the report, which stays small.
     if let Some(cert) = report.certificate.take() {
@@ -348,7 +353,10 @@ pub fn command(args: RunArgs) -> Result<u8> {
         phase.end_check.as_ref(),
     )?;
     // The HTML report and the DOT drawings; the verdict stands without them.
-    if let Err(e) = crate::report::write(&dir, &h) {
+    progress.stage("run: writing report.html");
+    let html = crate::report::write(&dir, &h);
+    progress.finish();
+    if let Err(e) = html {
         eprintln!("warning: {e:#}");
     }
     print_summary(
