@@ -70,6 +70,8 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let deadline = opts.timeout.map(|t| t0 + t);
     opts.tell(Stage::Deciding { level });
     let out = decide(&ix, level, opts, true, t0, deadline);
+    // The search effort of the requested level alone.
+    let constraints = crate::polygraph::work();
     opts.tell(Stage::Decided(out.verdict));
     if let Some(cb) = &opts.on_verdict {
         cb(level, out.verdict, t0.elapsed());
@@ -112,7 +114,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         fails,
         satisfies,
         stats,
-        constraints: crate::polygraph::work(),
+        constraints,
         decided_ms: out.decided.as_millis() as u64,
         elapsed_ms: t0.elapsed().as_millis() as u64,
         certified,
