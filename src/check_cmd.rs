@@ -70,8 +70,12 @@ pub fn command(args: CheckArgs) -> Result<u8> {
 
 /// Writes a verdict's certificate as JSON, for `harness check --certify`
 /// and beside each run's report.
-pub fn write_certificate(path: &std::path::Path, cert: &checkers::certify::Certificate) -> Result<()> {
-    let f = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+pub fn write_certificate(
+    path: &std::path::Path,
+    cert: &checkers::certify::Certificate,
+) -> Result<()> {
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
     let mut w = std::io::BufWriter::new(f);
     serde_json::to_writer(&mut w, cert)?;
     std::io::Write::flush(&mut w).with_context(|| format!("cannot write {}", path.display()))?;

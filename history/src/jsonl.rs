@@ -178,6 +178,7 @@ struct RawLine<'a> {
     error: Option<String>,
     dbts: Option<DbTs>,
     kind: Option<String>,
+    node: Option<String>,
     // header
     version: Option<u32>,
     db: Option<String>,
@@ -240,6 +241,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 error: raw.error,
                 dbts: raw.dbts,
                 kind: raw.kind,
+                node: raw.node,
             };
             if let (Some(s), Some(e)) = (t.start, t.end) {
                 if e < s {
@@ -448,6 +450,8 @@ struct TxnLine<'a> {
     error: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dbts: Option<DbTs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -517,6 +521,7 @@ impl<W: Write> JsonlWriter<W> {
             ops: &t.ops,
             error: t.error.as_deref(),
             dbts: t.dbts,
+            node: t.node.as_deref(),
         })
     }
 

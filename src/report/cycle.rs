@@ -234,6 +234,7 @@ mod tests {
             status: Status::Ok,
             start: None,
             end: None,
+            node: None,
             ops: vec![Op::Read {
                 key: key.clone(),
                 value: None,

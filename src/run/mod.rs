@@ -183,7 +183,8 @@ struct Phase {
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
-pub fn command(args: RunArgs) -> Result<u8> {
+pub fn command(mut args: RunArgs) -> Result<u8> {
+    let routing = crate::cluster::prepare_run(&mut args)?;
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -219,7 +220,10 @@ pub fn command(args: RunArgs) -> Result<u8> {
         if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
             anyhow::bail!("--bug only applies to --db memdb");
         }
-        let db = adapters::open(args.db.kind(), &opts)?;
+        let db = match &routing {
+            Some(r) => crate::cluster::route::open(args.db.kind(), &opts, r)?,
+            None => adapters::open(args.db.kind(), &opts)?,
+        };
         let iso = match db.isolation(args.level, args.isolation.as_deref()) {
             Ok(iso) => iso,
             // A database that is not there is told first (with how to
