@@ -5,6 +5,11 @@
 //! a single `write` call, so a harness killed at any instant leaves a file of
 //! whole lines; the reader streams, one line at a time, and names the line
 //! of anything it cannot accept.
+//!
+//! A transaction line has `id`, `session`, `status`, `start`, `end`, `ops`,
+//! and optionally `kind`, `error`, `dbts`, and `node`: the cluster node
+//! that served it (`"galera-2"`), written only by runs routed over a
+//! cluster's nodes (`harness run --cluster`, `--read-url`).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -643,6 +648,7 @@ mod tests {
             ],
         );
         t.start = Some(10);
+        t.node = Some("galera-2".into());
         t.error = Some("connection reset".into());
         t.dbts = Some(DbTs {
             start: 4,
@@ -669,8 +675,13 @@ mod tests {
             }),
         };
         let s = to_jsonl_string(&h);
+        assert!(s.contains(r#""node":"galera-2""#), "{s}");
         let back = read_jsonl_str(&s).unwrap();
         assert_eq!(back, h);
+        // Without a node, the line has no `node` field.
+        let mut plain = h.clone();
+        plain.txns[0].node = None;
+        assert!(!to_jsonl_string(&plain).contains("node"));
     }
 
     #[test]

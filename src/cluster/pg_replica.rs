@@ -198,7 +198,6 @@ pub fn psql(n: &Node, sql: &str) -> Result<String> {
                         .lines()
                         .next()
                         .unwrap_or("psql failed")
-                        .to_string()
                 ))
             }
         })

@@ -194,8 +194,12 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
         let tip = match a.txns.iter().find(|t| t.id == *id) {
             Some(t) => {
                 let ops: Vec<String> = t.ops.iter().map(|o| o.to_string()).collect();
+                let node = t
+                    .node
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(", node {n}"));
                 format!(
-                    "T{} (session {}, {}): {}",
+                    "T{} (session {}{node}, {}): {}",
                     t.id,
                     t.session,
                     t.status.as_str(),
