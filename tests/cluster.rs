@@ -311,6 +311,45 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
         let (reads, writes) = m.get(s).copied().unwrap_or_default();
         assert!(reads > 0 && writes == 0, "{s}: {m:?}");
     }
+
+    // A standby killed with SIGKILL mid-run and started again: the fault
+    // line names it, and it streams again afterwards.
+    let out2 = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out2.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "repeatable-read",
+            "--duration",
+            "6s",
+            "--clients",
+            "4",
+            "--nemesis",
+            "kill:target=pg-2,at=1s,for=2s",
+        ],
+    );
+    assert_verdict(&o);
+    let h = history::read_jsonl_file(&run_dir(out2.path()).join("history.jsonl")).unwrap();
+    assert_eq!(h.faults.len(), 1, "{:?}", h.faults);
+    let f = &h.faults[0];
+    assert_eq!(
+        (f.kind.as_str(), f.target.as_deref(), f.applied),
+        ("kill", Some("pg-2"), true)
+    );
+    assert!(f.end.is_some(), "the node was started again");
+    let t = Instant::now();
+    while !c.cmd("status", &[]).status.success() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "pg-2 does not stream again"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
     assert!(c.cmd("down", &[]).status.success());
     assert!(namespaces("isoh-pg-").is_empty());
 }

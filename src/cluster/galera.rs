@@ -70,6 +70,7 @@ pub fn up(c: &Cluster, deadline: Instant) -> Result<()> {
         if Instant::now() >= deadline {
             bail!("{} did not bootstrap: {}", first.name, why(&r));
         }
+        super::alive(first)?;
         std::thread::sleep(Duration::from_millis(300));
     }
     socket_sql(
@@ -144,6 +145,7 @@ pub fn start(c: &Cluster, n: &Node, bootstrap: bool) -> Result<()> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start mariadbd for {}", n.name))?;
+    super::started(n)?;
     // In a process group of its own, setsid forks mariadbd off into a
     // session of its own: a Ctrl-C at the terminal does not reach it.
     Ok(())

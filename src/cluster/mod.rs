@@ -464,15 +464,49 @@ fn print_urls(c: &Cluster, what: &str) {
     crate::cli::print_out(&s);
 }
 
-/// Waits until every node is ready, or the deadline.
+/// Waits until every node is ready, or the deadline, or a node's server
+/// is gone.
 pub fn wait_ready(c: &Cluster, deadline: Instant) -> Result<()> {
     loop {
         match ready(c) {
             Ok(()) => return Ok(()),
             Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(500)),
+            Err(_) => {
+                for n in &c.nodes {
+                    alive(n)?;
+                }
+                std::thread::sleep(Duration::from_millis(500))
+            }
         }
     }
+}
+
+/// Waits (up to 5 s) for the server just started in `n`'s namespace to
+/// show up there.
+pub fn started(n: &Node) -> Result<()> {
+    for _ in 0..50 {
+        if !netns::pids(&n.ns).is_empty() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    alive(n)
+}
+
+/// `Ok` while some process runs in the node's namespace; else the last
+/// line of its server log (why it stopped).
+pub fn alive(n: &Node) -> Result<()> {
+    if !netns::pids(&n.ns).is_empty() {
+        return Ok(());
+    }
+    let log = std::fs::read_to_string(n.log()).unwrap_or_default();
+    let last = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("ERROR") || l.contains("FATAL"))
+        .or_else(|| log.lines().rev().find(|l| !l.trim().is_empty()))
+        .unwrap_or("no log");
+    bail!("{}'s server exited: {}", n.name, last.trim())
 }
 
 /// `Ok` when every node is up and ready, else why not (the first node that

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::{netns, Cluster, Node};
+use super::{alive, netns, Cluster, Node};
 
 /// The PostgreSQL 15 programs.
 const BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -72,11 +72,17 @@ pub fn up(c: &Cluster, deadline: Instant) -> Result<()> {
     );
     std::fs::write(&hba, text)?;
     start(c, primary)?;
-    wait(deadline, || {
-        psql(primary, "SELECT 1")
-            .map(|_| ())
-            .map_err(|e| anyhow!("{}: {e:#}", primary.name))
-    })?;
+    // Until the primary answers; at once when its server is gone.
+    loop {
+        match psql(primary, "SELECT 1") {
+            Ok(_) => break,
+            Err(e) if Instant::now() >= deadline => bail!("{}: {e:#}", primary.name),
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(300));
+                alive(primary)?;
+            }
+        }
+    }
     for n in &c.nodes[1..] {
         as_postgres(
             &bin("pg_basebackup"),
@@ -109,16 +115,6 @@ pub fn up(c: &Cluster, deadline: Instant) -> Result<()> {
         start(c, n)?;
     }
     Ok(())
-}
-
-fn wait(deadline: Instant, mut f: impl FnMut() -> Result<()>) -> Result<()> {
-    loop {
-        match f() {
-            Ok(()) => return Ok(()),
-            Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(300)),
-        }
-    }
 }
 
 /// Starts `n`'s postgres in its namespace, detached.
@@ -174,6 +170,7 @@ pub fn start(c: &Cluster, n: &Node) -> Result<()> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start postgres for {}", n.name))?;
+    super::started(n)?;
     Ok(())
 }
 
