@@ -317,12 +317,12 @@ pub struct UpArgs {
 /// `harness cluster node FAULT KIND NODE...`.
 #[derive(Args, Debug, Clone)]
 pub struct NodeArgs {
-    /// kill, start, pause, resume, isolate, heal.
+    /// kill, start, pause, resume, isolate (each of the given nodes),
+    /// halves, bridge (the whole cluster), heal.
     pub fault: String,
     #[command(flatten)]
     pub common: Common,
     /// The nodes (names or numbers).
-    #[arg(required = true)]
     pub nodes: Vec<String>,
 }
 
@@ -559,6 +559,22 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
     let c = Cluster::load(a.common.kind, &state)?
         .ok_or_else(|| anyhow!("no {} cluster in {}", a.common.kind.name(), state.display()))?;
     let nodes: Vec<&Node> = a.nodes.iter().map(|n| c.node(n)).collect::<Result<_>>()?;
+    match a.fault.as_str() {
+        "halves" | "bridge" => {
+            for (x, y) in shape(&c, &a.fault) {
+                cut(x, y)?;
+            }
+            return Ok(0);
+        }
+        "heal" => {
+            for o in &c.nodes {
+                netns::unblock_all(&o.ns);
+            }
+            return Ok(0);
+        }
+        _ if nodes.is_empty() => bail!("cluster node {}: which nodes?", a.fault),
+        _ => {}
+    }
     for n in &nodes {
         match a.fault.as_str() {
             "kill" => netns::kill_all(&n.ns),
@@ -577,19 +593,59 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
                 // Both directions between this node and every other node;
                 // the host (the clients) still reaches it, as in Jepsen.
                 for o in c.nodes.iter().filter(|o| o.index != n.index) {
-                    netns::block(&n.ns, &o.addr, true)?;
-                    netns::block(&o.ns, &n.addr, true)?;
+                    cut(n, o)?;
                 }
             }
-            "heal" => {
-                for o in &c.nodes {
-                    netns::unblock_all(&o.ns);
-                }
-            }
-            f => bail!("unknown node fault {f:?} (kill, start, pause, resume, isolate, heal)"),
+            f => bail!(
+                "unknown node fault {f:?} (kill, start, pause, resume, isolate, halves, bridge, heal)"
+            ),
         }
     }
     Ok(0)
+}
+
+/// Drops the packets between two nodes, both ways.
+fn cut(a: &Node, b: &Node) -> Result<()> {
+    netns::block(&a.ns, &b.addr, true)?;
+    netns::block(&b.ns, &a.addr, true)
+}
+
+/// The node pairs a partition of the whole cluster cuts. `halves`: the
+/// first ⌊n/2⌋ nodes (the minority) from the rest. `bridge`: the nodes
+/// before the middle one from those after it, the middle node seeing
+/// both sides (Jepsen's bridge).
+fn shape<'a>(c: &'a Cluster, name: &str) -> Vec<(&'a Node, &'a Node)> {
+    let n = c.nodes.len();
+    let (left, right) = match name {
+        "halves" => (&c.nodes[..n / 2], &c.nodes[n / 2..]),
+        _ if n < 3 => (&c.nodes[..0], &c.nodes[..0]),
+        _ => (&c.nodes[..n / 2], &c.nodes[n / 2 + 1..]),
+    };
+    left.iter()
+        .flat_map(|x| right.iter().map(move |y| (x, y)))
+        .collect()
+}
+
+/// After a `--cluster` run with node faults: waits (up to 30 s) until the
+/// cluster is ready again; a warning when it is not.
+pub fn settle(args: &crate::cli::RunArgs) -> Option<String> {
+    let kind = args.cluster?;
+    if args.nemesis.is_empty() {
+        return None;
+    }
+    let state = args
+        .cluster_state
+        .clone()
+        .unwrap_or_else(|| kind.default_state());
+    let c = Cluster::load(kind, &state).ok()??;
+    wait_ready(&c, Instant::now() + Duration::from_secs(30))
+        .err()
+        .map(|e| {
+            format!(
+                "the {} cluster was not ready again 30 s after the faults: {e:#}",
+                kind.name()
+            )
+        })
 }
 
 /// Points a run at its cluster (`--cluster`) or its read-only nodes
@@ -670,5 +726,70 @@ pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
             },
         );
     }
+    // Partitions of the whole cluster, by shape.
+    for shape in ["halves", "bridge"] {
+        let cmd = |f: &str| {
+            format!(
+                "{} cluster node {f} {} --state {}",
+                q(&exe.to_string_lossy()),
+                c.kind.name(),
+                q(&c.state.to_string_lossy()),
+            )
+        };
+        t.insert(
+            shape.into(),
+            crate::nemesis::command::Target {
+                partition: Some(cmd(shape)),
+                heal: Some(cmd("heal")),
+                timeout: Some("60s".into()),
+                ..Default::default()
+            },
+        );
+    }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[(&Node, &Node)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.name.clone(), b.name.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn partition_shapes() {
+        let c = Cluster::new(Kind::Galera, 5, PathBuf::from("/x"), Vec::new());
+        let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // 2 against 3.
+        assert_eq!(names(&shape(&c, "halves")).len(), 6);
+        assert!(names(&shape(&c, "halves")).contains(&p("galera-2", "galera-5")));
+        // 1, 2 | 3 | 4, 5: galera-3 sees both sides.
+        let b = names(&shape(&c, "bridge"));
+        assert_eq!(b.len(), 4);
+        assert!(b.iter().all(|(x, y)| x != "galera-3" && y != "galera-3"));
+        let c3 = Cluster::new(Kind::Galera, 3, PathBuf::from("/x"), Vec::new());
+        assert_eq!(
+            names(&shape(&c3, "bridge")),
+            vec![p("galera-1", "galera-3")]
+        );
+    }
+
+    #[test]
+    fn nodes_have_their_own_addresses_and_names() {
+        let n = Node::new(Kind::PgReplica, 2, Path::new("/s"));
+        assert_eq!(
+            (
+                n.name.as_str(),
+                n.ns.as_str(),
+                n.veth.as_str(),
+                n.addr.as_str()
+            ),
+            ("pg-2", "isoh-pg-2", "isoh-p2", "198.18.0.22")
+        );
+        let g = Node::new(Kind::Galera, 9, Path::new("/s"));
+        assert_eq!(g.addr, "198.18.0.19");
+    }
 }

@@ -265,12 +265,16 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             &history_path,
             faults,
         ));
+        // A cluster whose node faults were just healed: let its nodes
+        // rejoin before the tables are dropped through node 1.
+        let settled = crate::cluster::settle(&args);
         // Drop the run's tables (only those its setup created), also when
         // the run failed, and release its lock.
         let limit = args.connect_timeout + args.statement_timeout;
         let down =
             rt.block_on(async { tokio::time::timeout(limit, db.teardown(args.keep_tables)).await });
         let mut phase = phase?;
+        phase.warnings.extend(settled);
         match down {
             Ok(Ok(())) => {}
             Ok(Err(e)) => phase.warnings.push(e.to_string()),
