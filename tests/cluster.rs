@@ -238,11 +238,13 @@ fn galera_partition_fails_the_minority_cleanly_and_heals() {
             "--isolation",
             "serializable",
             "--duration",
-            "12s",
+            "16s",
             "--clients",
             "6",
+            "--statement-timeout",
+            "5s",
             "--nemesis",
-            "partition:target=galera-3,at=2s,for=6s",
+            "partition:target=galera-3,at=2s,for=10s",
         ],
     );
     // Serializable Galera keeps SI across nodes: no anomaly at si.
@@ -255,11 +257,12 @@ fn galera_partition_fails_the_minority_cleanly_and_heals() {
         ("partition", Some("galera-3"), true)
     );
     let (from, to) = (f.start, f.end.expect("healed"));
-    // The majority kept committing during the partition.
+    // The majority commits again once Galera has evicted the cut-off node
+    // (evs.suspect_timeout, 5 s; commits stall until then).
     let majority = h.txns.iter().filter(|t| {
         t.status == history::Status::Ok
             && t.node.as_deref() != Some("galera-3")
-            && t.start.is_some_and(|s| s > from + 2_000_000_000 && s < to)
+            && t.start.is_some_and(|s| s > from + 7_000_000_000 && s < to)
     });
     assert!(
         majority.count() > 0,
@@ -367,4 +370,36 @@ fn a_missing_package_is_named() {
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("apt package `iproute2`"), "{err}");
+}
+
+#[test]
+fn a_counterexample_names_the_nodes() {
+    // A read on galera-2 that misses a commit galera-1 acknowledged before
+    // it began: a stale read, shown with both nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.jsonl");
+    std::fs::write(
+        &path,
+        r#"{"type":"header","version":1}
+{"id":0,"session":0,"status":"ok","start":0,"end":100,"ops":[["w",1,11]],"node":"galera-1"}
+{"id":1,"session":1,"status":"ok","start":200,"end":300,"ops":[["r",1,null]],"node":"galera-2"}
+{"type":"end","txns":2}
+"#,
+    )
+    .unwrap();
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "sser"]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("stale read"), "{text}");
+    assert!(text.contains("T0 (session 0, node galera-1, ok)"), "{text}");
+    assert!(text.contains("T1 (session 1, node galera-2, ok)"), "{text}");
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "sser", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let nodes: Vec<&str> = v["anomalies"][0]["txns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["node"].as_str())
+        .collect();
+    assert_eq!(nodes.len(), 2, "{v}");
 }
