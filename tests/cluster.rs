@@ -288,6 +288,15 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
         text.contains("primary") && text.matches("standby").count() == 2,
         "{text}"
     );
+    // Standbys refuse SERIALIZABLE: said before anything runs.
+    let refused = tempfile::tempdir().unwrap();
+    let o = c.run(refused.path(), &["--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--isolation repeatable-read"),
+        "{}",
+        stderr(&o)
+    );
     let out = tempfile::tempdir().unwrap();
     let o = c.run(
         out.path(),

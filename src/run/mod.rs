@@ -236,6 +236,17 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
                 }
             },
         };
+        // PostgreSQL refuses SERIALIZABLE on a hot standby: every read-only
+        // transaction routed there would fail.
+        if routing.as_ref().is_some_and(|r| !r.readers.is_empty())
+            && args.db == crate::cli::DbArg::Postgres
+            && iso.name == "serializable"
+        {
+            bail!(
+                "PostgreSQL standbys refuse SERIALIZABLE transactions, and read-only ones \
+                 go to the standbys: add --isolation repeatable-read (or read committed)"
+            );
+        }
         let header = Header {
             version: 1,
             db: Some(db_name.into()),
