@@ -2,9 +2,12 @@
 //! `harness convert`, which reads the same formats.
 
 use anyhow::{bail, Context, Result};
+use std::time::Duration;
+
 use checkers::CheckOptions;
 
 use crate::cli::{exit_code, print_out, CheckArgs, ConvertArgs};
+use crate::progress::Reporter;
 
 /// Runs `harness check`; returns the verdict's exit code.
 pub fn command(args: CheckArgs) -> Result<u8> {
@@ -12,7 +15,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if !path.exists() {
         bail!("{}: no such file", path.display());
     }
-    let h = history::formats::read(path, args.format)?;
+    // Progress on stderr while the history is read and checked; cleared
+    // before the verdict, and when it is dropped (before an error is
+    // printed).
+    let progress = std::sync::Arc::new(Reporter::stderr());
+    let h = progress.read(path, args.format)?;
     let (committed, failed, info) = h.status_counts();
     if committed == 0 && !args.allow_empty {
         bail!(
@@ -28,15 +35,16 @@ pub fn command(args: CheckArgs) -> Result<u8> {
             path.display()
         );
     }
-    let opts = CheckOptions {
+    let mut opts = CheckOptions {
         timeout: crate::cli::limit(args.timeout),
         use_dbts: args.use_dbts,
         strategy: args.solver,
         skip_witness: args.no_witness,
-        on_verdict: verdict_early(),
         ..CheckOptions::default()
     };
+    progress.watch(&mut opts, true);
     let mut report = checkers::check(&h, args.level, &opts);
+    progress.finish();
     if let (Some(path), Some(cert)) = (&args.certify, &report.certificate) {
         write_certificate(path, cert)?;
     }
@@ -51,8 +59,19 @@ pub fn command(args: CheckArgs) -> Result<u8> {
         report.certificate = None;
     }
     if let Some(dot) = &args.dot {
-        let text: String = report.anomalies.iter().map(checkers::to_dot).collect();
-        std::fs::write(dot, text).with_context(|| format!("cannot write {}", dot.display()))?;
+        let paths = dot_paths(dot, report.anomalies.len());
+        for (p, a) in paths.iter().zip(&report.anomalies) {
+            std::fs::write(p, checkers::to_dot(a))
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        if paths.len() > 1 {
+            eprintln!(
+                "{} counterexamples written as {} … {}",
+                paths.len(),
+                paths[0].display(),
+                paths[paths.len() - 1].display()
+            );
+        }
     }
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
@@ -66,6 +85,30 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     };
     print_out(&text);
     Ok(exit_code(report.verdict))
+}
+
+/// Where `--dot FILE` writes `n` counterexamples, one Graphviz graph per
+/// file (one file of several graphs is not valid input for `dot -Tsvg`):
+/// FILE itself for one; `STEM-1.EXT` … `STEM-n.EXT` beside it for several;
+/// `FILE/anomaly-1.dot` … when FILE is a folder.
+pub fn dot_paths(file: &std::path::Path, n: usize) -> Vec<std::path::PathBuf> {
+    if file.is_dir() {
+        return (1..=n)
+            .map(|i| file.join(format!("anomaly-{i}.dot")))
+            .collect();
+    }
+    if n == 1 {
+        return vec![file.to_path_buf()];
+    }
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "anomaly".into(), |s| s.to_string_lossy().into_owned());
+    let ext = file
+        .extension()
+        .map_or_else(|| "dot".into(), |e| e.to_string_lossy().into_owned());
+    (1..=n)
+        .map(|i| file.with_file_name(format!("{stem}-{i}.{ext}")))
+        .collect()
 }
 
 /// Writes a verdict's certificate as JSON, for `harness check --certify`
@@ -83,18 +126,13 @@ pub fn write_certificate(
 }
 
 /// On a terminal, the verdict is shown the moment it is known: placing the
-/// other levels and shrinking counterexamples can take seconds more.
-pub fn verdict_early() -> Option<checkers::OnVerdict> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    Some(std::sync::Arc::new(|level, verdict, took| {
-        eprintln!(
-            "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
-            took.as_secs_f64()
-        );
-    }))
+/// other levels and shrinking counterexamples can take seconds more. This
+/// is its line.
+pub fn early_text(level: history::Level, verdict: checkers::Verdict, took: Duration) -> String {
+    format!(
+        "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
+        took.as_secs_f64()
+    )
 }
 
 /// Runs `harness convert`: reads any supported format, writes JSONL, Elle
@@ -113,4 +151,29 @@ pub fn convert(args: ConvertArgs) -> Result<u8> {
         args.to
     );
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dot_paths;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn dot_files_are_one_per_counterexample() {
+        assert_eq!(
+            dot_paths(Path::new("out.dot"), 1),
+            vec![PathBuf::from("out.dot")]
+        );
+        assert_eq!(
+            dot_paths(Path::new("d/out.dot"), 2),
+            vec![PathBuf::from("d/out-1.dot"), PathBuf::from("d/out-2.dot")]
+        );
+        assert_eq!(dot_paths(Path::new("g"), 2)[1], PathBuf::from("g-2.dot"));
+        assert!(dot_paths(Path::new("out.dot"), 0).is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            dot_paths(dir.path(), 1),
+            vec![dir.path().join("anomaly-1.dot")]
+        );
+    }
 }

@@ -75,7 +75,12 @@ const VERDICT_HELP: &str = "Exit codes: 0 ok (no anomaly at the level); 1 anomal
 
 Levels (--level): rc (read committed), ra (read atomic), cc (causal \
 consistency), pc (prefix consistency), si (snapshot isolation), strong-session-si, \
-strong-si, ser (serializability), strong-session-ser, sser (strict serializability).";
+strong-si, ser (serializability), strong-session-ser, sser (strict serializability).
+
+Progress (stderr): on a terminal, a bar while the history is read and a \
+spinner naming the check's stage (indexing, deciding, placing, certifying); \
+elsewhere, a line such as `check: deciding ser… 20 s` every 10 s while the \
+check runs, and nothing for one that ends sooner.";
 
 /// Arguments of `harness run`.
 #[derive(Args, Debug, Clone)]
@@ -274,8 +279,10 @@ pub struct CheckArgs {
     /// "nothing to check", exit 2).
     #[arg(long)]
     pub allow_empty: bool,
-    /// Write the counterexamples as Graphviz DOT to this file (one graph per
-    /// anomaly; render with `dot -Tsvg`).
+    /// Write the counterexamples as Graphviz DOT, one graph per file (render
+    /// each with `dot -Tsvg`): FILE itself when there is one; FILE's stem
+    /// with -1, -2, ... (`out.dot` -> `out-1.dot`, `out-2.dot`) when there
+    /// are several; `FILE/anomaly-N.dot` when FILE is an existing folder.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
     /// Write the verdict's certificate (the witness of an `ok`, the checked
@@ -322,7 +329,7 @@ pub struct ConvertArgs {
 }
 
 /// Parses the command line, runs the subcommand, and maps the result to
-/// the exit codes of DESIGN §1.
+/// the exit codes of docs/cli.md.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -1,5 +1,5 @@
 //! `harness`: drives a real database with generated transactions, records
-//! the history, and checks it against an isolation level (see DESIGN.md).
+//! the history, and checks it against an isolation level (see docs/design.md).
 
 mod campaign;
 mod check_cmd;
@@ -7,6 +7,7 @@ mod cli;
 mod cluster;
 mod compare;
 mod nemesis;
+mod progress;
 mod report;
 mod run;
 mod scenario;

@@ -436,6 +436,26 @@ fn run_and_check_help_list_exit_codes_and_levels() {
 }
 
 #[test]
+fn a_short_check_without_a_terminal_prints_no_progress() {
+    // stderr is a pipe here: progress is a status line every 10 s, so a
+    // check of a few transactions prints nothing but its verdict.
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write(dir.path(), "ok.jsonl", SERIAL);
+    let bad = write(dir.path(), "lost.jsonl", LOST_UPDATE);
+    for (h, level, code) in [(&ok, "ser", 0), (&bad, "si", 1), (&ok, "rc", 0)] {
+        let o = harness(&["check", h, "--level", level]);
+        assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{h} {level}: no progress noise");
+    }
+    let o = harness(&["check", "--help"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("every 10 s") && text.contains("[default: 300s]"),
+        "{text}"
+    );
+}
+
+#[test]
 fn report_on_a_file_says_it_wants_a_folder() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "history.jsonl", SERIAL);

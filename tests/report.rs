@@ -258,3 +258,88 @@ fn bad_run_folders_are_one_error_line_and_exit_2() {
         "nothing written on error"
     );
 }
+
+#[test]
+fn counterexamples_explain_themselves() {
+    let out = tempfile::tempdir().unwrap();
+    let o = harness(&[
+        "run",
+        "--db",
+        "memdb",
+        "--bug",
+        "aborted-read",
+        "--workload",
+        "mini",
+        "--keys",
+        "3",
+        "--txns",
+        "1000",
+        "--clients",
+        "4",
+        "--level",
+        "si",
+        "--out",
+        &path(out.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let dir = run_dir(out.path());
+    let check: checkers::Report =
+        serde_json::from_value(read_report(&dir)["check"].clone()).unwrap();
+    // The terminal says how many of each kind exist and how many are shown.
+    let found: usize = check.anomaly_counts.values().sum();
+    if check.anomalies.len() > 3 {
+        let want = format!(
+            "3 of {} counterexamples shown here; the report has {} of the {found} anomalies found (",
+            check.anomalies.len(),
+            check.anomalies.len()
+        );
+        assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+    }
+    let (i, a) = check
+        .anomalies
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.kind == checkers::AnomalyKind::AbortedRead)
+        .expect("an aborted read");
+    // The aborted writer is drawn beside the reader, with the wr edge.
+    assert_eq!(a.txns.len(), 2, "{a}");
+    assert_eq!(a.edges.len(), 1, "{a}");
+    assert!(a.write_ids, "a harness history's values are write ids");
+    assert!(a.to_string().contains("(s"), "{a}");
+    let html = read(&dir.join("report.html"));
+    let n = i + 1;
+    let section = &html[html.find(&format!("id=\"anomaly-{n}\"")).unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert_eq!(section.matches("<ellipse").count(), 2, "{section}");
+    assert_eq!(section.matches("<g class=\"edge\">").count(), 1);
+    assert!(
+        section.contains("<mark>"),
+        "ops on the edge's key are marked"
+    );
+    assert!(html.contains("<th>found</th><th>shown below</th>"));
+    // The standalone drawing is a complete picture.
+    let svg = read(&dir.join(format!("anomaly-{n}.svg")));
+    assert!(svg.contains(&format!(">{}</text>", a.title())), "{svg}");
+    assert!(svg.contains("wr: write-read"), "a legend: {svg}");
+    for t in &a.txns {
+        assert!(
+            svg.contains(&format!(">T{} (session {}", t.id, t.session)),
+            "{svg}"
+        );
+    }
+    // `check --dot` writes one valid graph per file.
+    let dot = out.path().join("g.dot");
+    let hist = dir.join("history.jsonl");
+    let o = harness(&["check", &path(&hist), "--level", "si", "--dot", &path(&dot)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!dot.exists());
+    for k in 1..=check.anomalies.len() {
+        let text = read(&out.path().join(format!("g-{k}.dot")));
+        assert_eq!(text.matches("digraph").count(), 1, "{text}");
+        assert!(text.trim_end().ends_with('}'));
+    }
+    assert!(!out
+        .path()
+        .join(format!("g-{}.dot", check.anomalies.len() + 1))
+        .exists());
+}

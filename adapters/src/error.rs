@@ -1,5 +1,5 @@
 //! Errors of the adapters, and the classification of database errors into
-//! what they mean for a transaction's fate (DESIGN §7).
+//! what they mean for a transaction's fate (docs/design.md).
 
 use history::Status;
 

@@ -61,6 +61,8 @@ pub(crate) mod sql {
     /// Takes the run's named lock without waiting: 1 taken, 0 held by
     /// another session, NULL on error.
     pub const GET_LOCK: &str = "SELECT GET_LOCK(?, 0)";
+    /// Gives the run's named lock back.
+    pub const RELEASE_LOCK: &str = "SELECT RELEASE_LOCK(?)";
     /// Whether the table named ? exists in the current database.
     pub const EXISTS: &str = "SELECT COUNT(*) FROM information_schema.tables \
          WHERE table_schema = DATABASE() AND table_name = ?";
@@ -528,6 +530,11 @@ impl Family {
                 });
             }
         }
+        // Give the lock back before leaving: the server frees it on
+        // disconnect only once it notices, and the next run may come first.
+        let _ = conn
+            .exec_drop(sql::RELEASE_LOCK, (self.tables.lock_name(),))
+            .await;
         let _ = conn.disconnect().await;
         result
     }

@@ -47,6 +47,8 @@ pub(crate) mod sql {
          CREATE TABLE isoharness_lists (k BIGINT PRIMARY KEY, v TEXT NOT NULL);";
     /// Takes the run's advisory lock without waiting: true when taken.
     pub const TRY_LOCK: &str = "SELECT pg_try_advisory_lock($1)";
+    /// Gives the run's advisory lock back.
+    pub const UNLOCK: &str = "SELECT pg_advisory_unlock($1)";
     /// Which of the tables named in $1 already exist in the schema.
     pub const EXISTING: &str = "SELECT tablename::text FROM pg_catalog.pg_tables \
          WHERE schemaname = current_schema() AND tablename = ANY($1) ORDER BY 1";
@@ -337,6 +339,11 @@ impl Family {
     pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
         let held = self.guard.lock().await.take();
         if !self.owned.swap(false, Ordering::Relaxed) || keep {
+            // Release the lock now: a closed connection releases it only
+            // once the server notices, and the next run may come first.
+            if let Some(c) = held.filter(|c| !c.is_closed()) {
+                let _ = c.query_one(sql::UNLOCK, &[&self.tables.lock_key()]).await;
+            }
             return Ok(());
         }
         let ep = &self.endpoints[0];
@@ -348,17 +355,18 @@ impl Family {
             "DROP TABLE IF EXISTS {}",
             self.tables.all_tables().join(", ")
         );
-        client
-            .batch_execute(&drop)
-            .await
-            .map_err(|e| AdapterError::Setup {
-                db: self.db,
-                url: ep.shown.clone(),
-                detail: format!(
-                    "dropping the run's tables: {}",
-                    classify_with(&e, ep.secret.as_deref(), self.classify).text()
-                ),
-            })
+        let dropped = client.batch_execute(&drop).await;
+        let _ = client
+            .query_one(sql::UNLOCK, &[&self.tables.lock_key()])
+            .await;
+        dropped.map_err(|e| AdapterError::Setup {
+            db: self.db,
+            url: ep.shown.clone(),
+            detail: format!(
+                "dropping the run's tables: {}",
+                classify_with(&e, ep.secret.as_deref(), self.classify).text()
+            ),
+        })
     }
 
     /// Opens a connection for `session` on its endpoint, with the session

@@ -46,8 +46,21 @@ async fn a_locked_database_fails_the_txn_with_sqlite_busy() {
         .execute("INSERT INTO isoharness_registers (k, v, tomb) VALUES (1, 1, 0)")
         .await
         .unwrap();
+    // The default (immediate) mode asks for the write lock at BEGIN: the
+    // transaction fails before any op.
     let iso = db.isolation(Level::Ser, None).unwrap();
     let mut s = db.connect(0).await.unwrap();
+    let o = s
+        .run(&plan(vec![Step::Read(k(1)), Step::Write(k(1), 2)]), &iso)
+        .await
+        .unwrap();
+    assert_eq!(o.status, Status::Fail);
+    assert!(o.ops.is_empty(), "{:?}", o.ops);
+    assert_eq!(o.error.as_ref().unwrap().class, ErrorClass::LockTimeout);
+    // The deferred mode runs the read and fails at the write.
+    let iso = db
+        .isolation(Level::Ser, Some("serializable-deferred"))
+        .unwrap();
     let o = s
         .run(&plan(vec![Step::Read(k(1)), Step::Write(k(1), 2)]), &iso)
         .await
@@ -79,7 +92,11 @@ async fn a_locked_database_fails_the_txn_with_sqlite_busy() {
     let imm = db
         .isolation(Level::Ser, Some("serializable-immediate"))
         .unwrap();
-    let o = s.run(&plan(vec![Step::Read(k(1))]), &imm).await.unwrap();
+    // (A transaction that writes: read-only ones open with plain BEGIN.)
+    let o = s
+        .run(&plan(vec![Step::Read(k(1)), Step::Write(k(1), 4)]), &imm)
+        .await
+        .unwrap();
     assert_eq!(o.status, Status::Fail);
     assert!(o.ops.is_empty());
     assert!(o.error_text().unwrap().starts_with("SQLITE_BUSY"));

@@ -1,10 +1,17 @@
-//! The entry point: pick a method for the history and level, run it, and
-//! assemble the report.
+//! The entry point: one check as an ordered list of stages.
 //!
-//! Every check starts with the non-cyclic anomalies (they need no version
-//! order). Then, for the levels from SI up, a history whose version order is
-//! known (mini-transactions) is decided by one cycle search on its unique
-//! dependency graph (SER family) or begin/commit graph (SI family).
+//! 1. **Index** the history ([`Index`]).
+//! 2. **Decide** the requested level ([`decide`]): first the non-cyclic
+//!    anomalies (they need no version order); then, below SI, the weak
+//!    levels' saturation; from SI up, one cycle search when the version
+//!    order is known (mini-transactions), else the general black-box search
+//!    (known edges, a witness, time guidance, the complete polygraph). Each
+//!    stage decides or passes on.
+//! 3. **Place** the other levels ([`place`]): the lattice where it applies,
+//!    else direct checks on a small budget of their own.
+//! 4. **Certify** the verdict ([`certify_verdict`]): its witness or
+//!    refutations re-checked by the independent [`certify`](crate::certify)
+//!    module. A proof that fails is a checker bug, and says so.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -24,7 +31,7 @@ use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_
 use crate::mini::{not_mini, version_order, Divergence};
 use crate::report::{Anomaly, Certified, HistoryStats, Report, Verdict};
 use crate::weak::WeakVerdict;
-use crate::CheckOptions;
+use crate::{CheckOptions, Stage};
 
 /// What one method found at one level, before it becomes a report.
 struct Outcome {
@@ -56,10 +63,14 @@ struct Outcome {
 pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let t0 = Instant::now();
     crate::polygraph::reset_work();
+    opts.tell(Stage::Indexing { txns: h.txns.len() });
     let ix = Index::new(h);
+    opts.tell(Stage::Indexed { txns: ix.len() });
     let stats = stats(&ix);
     let deadline = opts.timeout.map(|t| t0 + t);
+    opts.tell(Stage::Deciding { level });
     let out = decide(&ix, level, opts, true, t0, deadline);
+    opts.tell(Stage::Decided(out.verdict));
     if let Some(cb) = &opts.on_verdict {
         cb(level, out.verdict, t0.elapsed());
     }
@@ -67,18 +78,23 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     if h.end.is_none() && h.header.is_some() {
         notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
     }
+    opts.tell(Stage::Placing);
     let (fails, satisfies) = place(&ix, level, &out, opts, deadline, &mut notes);
+    opts.tell(Stage::Certifying);
     let t_cert = Instant::now();
     let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
     let certify_ms = t_cert.elapsed().as_millis() as u64;
+    opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in &out.anomalies {
         *counts.entry(a.title()).or_default() += 1;
     }
-    // Keep at most `max_examples` counterexamples of each kind.
+    // Keep at most `max_examples` counterexamples of each kind, the most
+    // serious kinds first (a stable sort keeps each kind's own order).
+    let mut ordered = out.anomalies;
+    ordered.sort_by_key(crate::report::severity);
     let mut shown: BTreeMap<String, usize> = BTreeMap::new();
-    let anomalies = out
-        .anomalies
+    let anomalies = ordered
         .into_iter()
         .filter(|a| {
             let n = shown.entry(a.title()).or_default();
@@ -192,13 +208,17 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 }
 
 /// How long placing the other levels may take, beyond what deciding took.
-const PLACE_MIN: Duration = Duration::from_millis(500);
+const PLACE_MIN: Duration = Duration::from_secs(1);
+/// The largest history on which other levels are placed by a search.
+const PLACE_SEARCH_MAX: usize = 20_000;
 const PLACE_MAX: Duration = Duration::from_secs(4);
 
 /// Stage 3: which other levels the history fails or satisfies. What the
-/// lattice gives is free; each weaker level an anomalous verdict leaves open
-/// is decided directly, on a shared budget in proportion to what deciding
-/// the requested level took.
+/// lattice gives is free. The rest is decided directly, on one shared
+/// budget in proportion to what deciding the requested level took: each
+/// weaker level an anomalous verdict leaves open, and the weak levels (`rc`
+/// … `pc`), which Adya's `si` and `ser` do not imply because they ignore
+/// sessions. What the budget does not reach is said to be unknown.
 fn place(
     ix: &Index,
     level: Level,
@@ -210,36 +230,43 @@ fn place(
     let dbts = opts.use_dbts;
     let mut fails: Vec<Level> = Vec::new();
     let mut satisfies: Vec<Level> = Vec::new();
-    let mut unplaced: Vec<Level> = Vec::new();
+    let mut open: Vec<Level> = Vec::new();
     match out.verdict {
         Verdict::Ok => satisfies = implied_by(level, dbts),
         Verdict::Anomalous => {
             fails = implying(level, dbts);
             fails.extend(out.also_fails.iter().copied());
-            let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
-            let until = Instant::now() + budget;
-            let until = deadline.map_or(until, |d| d.min(until));
-            // Which weaker levels still hold? Decide each directly.
-            for w in weaker_or_equal(level) {
-                if w == level || fails.contains(&w) || satisfies.contains(&w) {
-                    continue;
-                }
-                if Instant::now() > until {
-                    unplaced.push(w);
-                    continue;
-                }
-                let o = decide(ix, w, opts, false, Instant::now(), Some(until));
-                match o.verdict {
-                    Verdict::Ok => satisfies.extend(implied_by(w, dbts)),
-                    Verdict::Anomalous => {
-                        fails.extend(implying(w, dbts));
-                        fails.extend(o.also_fails.iter().copied());
-                    }
-                    Verdict::Unknown => unplaced.push(w),
-                }
-            }
+            open = weaker_or_equal(level);
         }
-        Verdict::Unknown => {}
+        Verdict::Unknown => return (fails, satisfies),
+    }
+    open.extend([Level::Rc, Level::Ra, Level::Cc, Level::Pc]);
+    let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
+    let until = Instant::now() + budget;
+    let until = deadline.map_or(until, |d| d.min(until));
+    let mut unplaced: Vec<Level> = Vec::new();
+    // Levels decided by a search (pc through its split history; SI and SER
+    // when the version order is not known) do not stop for a deadline while
+    // they build their constraints: on a large history they are left open.
+    let known_order = !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none();
+    let searched = |w: Level| w == Level::Pc || (is_strong(w) && !known_order);
+    for w in open {
+        if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
+            continue;
+        }
+        if Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
+            unplaced.push(w);
+            continue;
+        }
+        let o = decide(ix, w, opts, false, Instant::now(), Some(until));
+        match o.verdict {
+            Verdict::Ok => satisfies.extend(implied_by(w, dbts)),
+            Verdict::Anomalous => {
+                fails.extend(implying(w, dbts));
+                fails.extend(o.also_fails.iter().copied());
+            }
+            Verdict::Unknown => unplaced.push(w),
+        }
     }
     fails.sort();
     fails.dedup();
@@ -371,6 +398,7 @@ fn decide(
             strategy: opts.strategy,
             skip_witness: opts.skip_witness,
             local: !opts.skip_witness,
+            prove: explain,
             ..GeneralOptions::default()
         };
         match check_general(ix, level, &gopts) {
@@ -397,7 +425,12 @@ fn decide(
                 }
                 (Verdict::Anomalous, "known edges")
             }
-            General::Refuted { how, seed, cycle } => {
+            General::Refuted {
+                how,
+                seed,
+                cycle,
+                derivation,
+            } => {
                 found.also_fails.extend(implying(level, opts.use_dbts));
                 if explain {
                     // Shrinking is a nicety: give it a bounded share of time,
@@ -417,6 +450,7 @@ fn decide(
                         .as_ref()
                         .and_then(|(_, txns)| evidence::sub_history(ix, txns.clone()))
                         .or_else(|| cycle.as_ref().and_then(|c| evidence::cycle(ix, c)))
+                        .or_else(|| derivation.map(Refutation::Derivation))
                         .or_else(|| evidence::sub_history(ix, ix.committed_txns().collect()));
                     found.refutations.extend(proof);
                     match (core.and_then(|(a, _)| a), cycle) {

@@ -62,7 +62,11 @@ pub fn lost_update(ix: &Index, key: u32, base: u32, a: u32, b: u32) -> Refutatio
 /// A cycle of forced edges as a claimed cycle; `None` when an edge has no
 /// local evidence (the checker chose it).
 pub fn cycle(ix: &Index, c: &Cycle) -> Option<Refutation> {
-    let edges: Vec<ClaimedEdge> = c.edges.iter().map(|e| edge(ix, e)).collect::<Option<_>>()?;
+    let edges: Vec<ClaimedEdge> = c
+        .edges
+        .iter()
+        .map(|e| claim(ix, e))
+        .collect::<Option<_>>()?;
     (!edges.is_empty()).then_some(Refutation::Cycle(edges))
 }
 
@@ -178,7 +182,7 @@ pub fn txns_by_id(ix: &Index, ids: impl Iterator<Item = u64>) -> Vec<u32> {
 }
 
 /// One edge with its evidence, or `None` when the checker chose it.
-fn edge(ix: &Index, e: &TxnEdge) -> Option<ClaimedEdge> {
+pub(crate) fn claim(ix: &Index, e: &TxnEdge) -> Option<ClaimedEdge> {
     let l = e.label;
     let key = || ix.keys[l.key as usize].clone();
     let (kind, key) = match l.dep {

@@ -49,8 +49,14 @@ fn read_value(ix: &Index, t: u32, k: u32, writer: u32) -> Option<Option<Value>> 
         .map(|r| r.value)
 }
 
-fn show(v: Option<Value>) -> String {
-    v.map_or_else(|| "absent".to_string(), |v| v.to_string())
+/// A value as shown in a sentence: `absent`, the raw value, and for a
+/// history the harness recorded its write id decoded: `4294967297 (s1#1)`.
+fn show(ix: &Index, v: Option<Value>) -> String {
+    let ids = crate::report::has_write_ids(ix.history);
+    v.map_or_else(
+        || "absent".to_string(),
+        |v| crate::report::value_text(v, ids),
+    )
 }
 
 /// One edge with its evidence.
@@ -72,7 +78,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                     "{}{how} {}={}, written by {}",
                     tn(ix, to),
                     key(ix, l.key),
-                    show(v),
+                    show(ix, v),
                     tn(ix, from)
                 ),
             )
@@ -80,8 +86,8 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
         Dep::Ww => {
             let kk = key(ix, l.key);
             let (a, b) = (
-                show(installed(ix, from, l.key)),
-                show(installed(ix, to, l.key)),
+                show(ix, installed(ix, from, l.key)),
+                show(ix, installed(ix, to, l.key)),
             );
             let reason = match l.why {
                 Why::Rmw => format!(
@@ -108,7 +114,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
         Dep::Rw => {
             let kk = key(ix, l.key);
             let v = read_value(ix, from, l.key, l.read_from).flatten();
-            let nv = show(installed(ix, to, l.key));
+            let nv = show(ix, installed(ix, to, l.key));
             let how = if l.predicate {
                 "'s range read saw"
             } else {
@@ -118,7 +124,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                 format!(
                     "{}{how} {kk}={} (written by {}), and {} wrote a later version of {kk} ({nv})",
                     tn(ix, from),
-                    show(v),
+                    show(ix, v),
                     tn(ix, l.read_from),
                     tn(ix, to)
                 )
@@ -132,7 +138,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                 format!(
                     "{}{how} {kk}={} (written by {}), and {} wrote the next version of {kk} ({nv})",
                     tn(ix, from),
-                    show(v),
+                    show(ix, v),
                     tn(ix, l.read_from),
                     tn(ix, to)
                 )
@@ -230,6 +236,7 @@ pub fn cycle_anomaly(ix: &Index, c: &Cycle) -> Anomaly {
         summary,
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges: c.edges.iter().map(|e| edge_view(ix, e)).collect(),
+        write_ids: crate::report::has_write_ids(ix.history),
     }
 }
 
@@ -259,49 +266,63 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
     let op = &ix.history.txns[t as usize].ops[f.op as usize];
     let kk = key(ix, f.key);
     let read = op_value_of(op, kk);
+    let reads = reads_of(ix, t, kk, f.key);
     let summary = match f.kind {
         AnomalyKind::ThinAirRead => format!(
             "{} read {kk}={} which no transaction wrote",
             tn(ix, t),
-            show(read)
+            show(ix, read)
         ),
         AnomalyKind::AbortedRead => format!(
             "{} read {kk}={} written by {}, which aborted",
             tn(ix, t),
-            show(read),
+            show(ix, read),
             tn(ix, f.other.unwrap_or(t))
         ),
         AnomalyKind::IntermediateRead => format!(
             "{} read {kk}={} written by {}, which later overwrote it in the same transaction",
             tn(ix, t),
-            show(read),
+            show(ix, read),
             tn(ix, f.other.unwrap_or(t))
         ),
         AnomalyKind::FutureRead => format!(
             "{} read {kk}={}, a value it only writes later",
             tn(ix, t),
-            show(read)
+            show(ix, read)
         ),
         AnomalyKind::NotMyOwnWrite => format!(
             "{} wrote {kk} and then read {kk}={}, not its own write",
             tn(ix, t),
-            show(read)
+            show(ix, read)
         ),
         AnomalyKind::NotMyLastWrite => format!(
             "{} read {kk}={}, its own earlier write, not its last",
             tn(ix, t),
-            show(read)
+            show(ix, read)
         ),
-        AnomalyKind::NonRepeatableRead => format!(
-            "{} read {kk} twice and got different values (the second was {})",
-            tn(ix, t),
-            show(read)
-        ),
+        AnomalyKind::NonRepeatableRead => {
+            let seen: Vec<String> = reads
+                .iter()
+                .map(|(_, v, w)| match w {
+                    Some(w) if *w != t => format!("{} (written by {})", show(ix, *v), tn(ix, *w)),
+                    _ => show(ix, *v),
+                })
+                .collect();
+            let times = match reads.len() {
+                2 => "twice".to_string(),
+                n => format!("{n} times"),
+            };
+            format!(
+                "{} read {kk} {times} with no write of its own between, and got different values: {}",
+                tn(ix, t),
+                seen.join(", then ")
+            )
+        }
         AnomalyKind::DuplicateWrite => format!(
             "{} and {} both wrote {kk}={}: written values must be unique per key",
             tn(ix, f.other.unwrap_or(t)),
             tn(ix, t),
-            show(op.written().map(|(_, v)| v))
+            show(ix, op.written().map(|(_, v)| v))
         ),
         AnomalyKind::IncompatibleOrder => format!(
             "{}'s read of list {kk} does not agree with another read of {kk}: neither is a prefix of the other, or a transaction's appends are split",
@@ -310,20 +331,89 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
         AnomalyKind::DuplicateElements => format!("{}'s read of list {kk} holds an element twice", tn(ix, t)),
         other => format!("{} shows {}", tn(ix, t), other.name()),
     };
-    let mut txns = vec![txn_view(ix, t)];
+    // The writers whose versions the reader saw, each with its wr edge and
+    // the value, so that the drawing is not one lone transaction.
+    let mut writers: Vec<u32> = Vec::new();
+    let mut edges = Vec::new();
+    let nth = |i: usize| match (reads.len(), i) {
+        (1, _) => String::new(),
+        (_, 0) => "first ".to_string(),
+        (_, 1) => "second ".to_string(),
+        (_, 2) => "third ".to_string(),
+        (_, i) => format!("#{} ", i + 1),
+    };
+    for (i, (_, v, w)) in reads.iter().enumerate() {
+        let Some(w) = *w else { continue };
+        if w == t || writers.contains(&w) {
+            continue;
+        }
+        writers.push(w);
+        let status = match ix.history.txns[w as usize].status {
+            history::Status::Ok => "committed".to_string(),
+            history::Status::Fail => "aborted".to_string(),
+            history::Status::Info => "its outcome is unknown".to_string(),
+        };
+        let later = if f.kind == AnomalyKind::IntermediateRead && Some(w) == f.other {
+            format!(", which later wrote {kk} again in the same transaction")
+        } else {
+            String::new()
+        };
+        edges.push(EdgeView {
+            from: ix.history.txns[w as usize].id,
+            to: ix.history.txns[t as usize].id,
+            kind: EdgeKind::Wr,
+            key: Some(kk.clone()),
+            reason: format!(
+                "{}'s {}read of {kk} saw {}, written by {} ({status}){later}",
+                tn(ix, t),
+                nth(i),
+                show(ix, *v),
+                tn(ix, w)
+            ),
+        });
+    }
     if let Some(o) = f.other {
-        if o != t {
-            txns.insert(0, txn_view(ix, o));
+        if o != t && !writers.contains(&o) {
+            writers.insert(0, o);
         }
     }
+    let mut txns: Vec<TxnView> = writers.iter().map(|&w| txn_view(ix, w)).collect();
+    txns.push(txn_view(ix, t));
     Anomaly {
         kind: f.kind,
         scope: Scope::Item,
         common: None,
         summary,
         txns,
-        edges: vec![],
+        edges,
+        write_ids: crate::report::has_write_ids(ix.history),
     }
+}
+
+/// Every read of key `k` (id `kid`) in transaction `t`, in order: the op's
+/// index, the value seen, and who wrote it (none for the initial version
+/// or a value nobody wrote).
+fn reads_of(ix: &Index, t: u32, k: &Key, kid: u32) -> Vec<(usize, Option<Value>, Option<u32>)> {
+    ix.history.txns[t as usize]
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| match o {
+            Op::Read { key, value } if key == k => Some((i, *value)),
+            Op::RangeRead { rows, .. } => rows
+                .iter()
+                .find(|(rk, _)| rk == k)
+                .map(|(_, v)| (i, Some(*v))),
+            _ => None,
+        })
+        .map(|(i, v)| {
+            (
+                i,
+                v,
+                v.and_then(|v| ix.writer.get(&(kid, v)).map(|l| l.txn)),
+            )
+        })
+        .collect()
 }
 
 /// The value an op shows for key `k` (a read's result, a write's value).
@@ -343,7 +433,7 @@ pub fn divergence_anomaly(ix: &Index, k: u32, base: u32, a: u32, b: u32) -> Anom
     let v = if base == INIT {
         "absent".to_string()
     } else {
-        show(installed(ix, base, k))
+        show(ix, installed(ix, base, k))
     };
     let mut txns = Vec::new();
     let mut edges = Vec::new();
@@ -359,7 +449,7 @@ pub fn divergence_anomaly(ix: &Index, k: u32, base: u32, a: u32, b: u32) -> Anom
                     "{} read {kk}={v} written by {} and then wrote {kk}={}",
                     tn(ix, t),
                     tn(ix, base),
-                    show(installed(ix, t, k))
+                    show(ix, installed(ix, t, k))
                 ),
             });
         }
@@ -399,6 +489,31 @@ pub fn divergence_anomaly(ix: &Index, k: u32, base: u32, a: u32, b: u32) -> Anom
         ),
         txns,
         edges,
+        write_ids: crate::report::has_write_ids(ix.history),
+    }
+}
+
+/// The Graphviz colour of an edge kind.
+fn dot_color(k: EdgeKind) -> &'static str {
+    match k {
+        EdgeKind::Rw => "red",
+        EdgeKind::Ww => "blue",
+        EdgeKind::Wr => "darkgreen",
+        EdgeKind::So => "gray40",
+        EdgeKind::Rt => "orange",
+        EdgeKind::Ts => "purple",
+    }
+}
+
+/// What an edge kind means, for legends.
+pub fn edge_meaning(k: EdgeKind) -> &'static str {
+    match k {
+        EdgeKind::Ww => "write-write: overwrote the source's version",
+        EdgeKind::Wr => "write-read: read the source's version",
+        EdgeKind::Rw => "read-write: overwrote what the source read",
+        EdgeKind::So => "session order",
+        EdgeKind::Rt => "real-time order",
+        EdgeKind::Ts => "the database's timestamps",
     }
 }
 
@@ -417,8 +532,33 @@ pub fn to_dot(a: &Anomaly) -> String {
         esc(&format!("{}: {}", a.title(), a.summary))
     );
     let _ = writeln!(s, "  labelloc=t; node [shape=box, fontname=\"monospace\"];");
+    // The edge colours, for the kinds this graph has.
+    let mut kinds: Vec<EdgeKind> = a.edges.iter().map(|e| e.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    if !kinds.is_empty() {
+        let rows: String = kinds
+            .iter()
+            .map(|&k| {
+                format!(
+                    "<tr><td><font color=\"{c}\">&#9472;&#9472;&#9654;</font></td><td align=\"left\">{} {}</td></tr>",
+                    k.name(),
+                    edge_meaning(k),
+                    c = dot_color(k)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  legend [shape=plaintext, fontname=\"sans-serif\", fontsize=10, label=<<table border=\"0\" cellborder=\"0\" cellspacing=\"0\">{rows}</table>>];"
+        );
+    }
     for t in &a.txns {
-        let ops: Vec<String> = t.ops.iter().map(|o| o.to_string()).collect();
+        let ops: Vec<String> = t
+            .ops
+            .iter()
+            .map(|o| crate::report::op_text(o, a.write_ids))
+            .collect();
         let _ = writeln!(
             s,
             "  T{} [label=\"{}\"];",
@@ -433,14 +573,7 @@ pub fn to_dot(a: &Anomaly) -> String {
         );
     }
     for e in &a.edges {
-        let color = match e.kind {
-            EdgeKind::Rw => "red",
-            EdgeKind::Ww => "blue",
-            EdgeKind::Wr => "darkgreen",
-            EdgeKind::So => "gray40",
-            EdgeKind::Rt => "orange",
-            EdgeKind::Ts => "purple",
-        };
+        let color = dot_color(e.kind);
         let k = e.key.as_ref().map(|k| format!(" {k}")).unwrap_or_default();
         let _ = writeln!(
             s,

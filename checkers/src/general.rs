@@ -29,7 +29,7 @@ use crate::cycles::{find_cycles, Cycle};
 use crate::depgraph::{DepGraph, Label, Model, Orders, VersionOrder, Why};
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
-use crate::polygraph::{prune, NodeEdge, Polygraph, Pruned};
+use crate::polygraph::{prune_logged, NodeEdge, Polygraph, PruneLog, Pruned};
 use crate::solve::{solve, Solved, Strategy};
 
 /// The model a level is checked in.
@@ -58,6 +58,9 @@ pub struct GeneralOptions {
     pub local: bool,
     /// Prune before solving (off only to test the solver on its own).
     pub prune: bool,
+    /// Write down a pruning contradiction as a derivation (for a
+    /// certificate; costs a search per decision it needs).
+    pub prove: bool,
 }
 
 impl Default for GeneralOptions {
@@ -70,6 +73,7 @@ impl Default for GeneralOptions {
             use_dbts: false,
             local: true,
             prune: true,
+            prove: false,
         }
     }
 }
@@ -98,6 +102,8 @@ pub enum General {
         /// The cycle that closed the refutation, when pruning found it:
         /// every edge is known or forced.
         cycle: Option<Vec<crate::depgraph::TxnEdge>>,
+        /// What pruning decided on the way, as a derivation (when asked).
+        derivation: Option<crate::certify::derivation::Derivation>,
     },
     /// Could not decide.
     Unknown(String),
@@ -219,6 +225,7 @@ pub fn check_with_chains(
                 how: "local search",
                 seed: set,
                 cycle: None,
+                derivation: None,
             };
         }
     }
@@ -241,7 +248,7 @@ pub fn check_with_chains(
     // order of the file, on budgets that grow fourfold: a misleading hint
     // costs a constant factor, never the whole budget.
     if !timed || opts.skip_witness {
-        return complete(&p, &order, opts.deadline, opts, &seed);
+        return complete(ix, &p, &order, opts.deadline, opts, &seed);
     }
     let plain = match topo_order_by(ix, &known, false) {
         Some(o) => o,
@@ -252,7 +259,7 @@ pub fn check_with_chains(
         for start in [&order, &plain] {
             let until = Instant::now() + budget;
             let until = opts.deadline.map_or(until, |d| d.min(until));
-            match complete(&p, start, Some(until), opts, &seed) {
+            match complete(ix, &p, start, Some(until), opts, &seed) {
                 General::Unknown(why) if opts.deadline.is_some_and(|d| Instant::now() >= d) => {
                     return General::Unknown(why)
                 }
@@ -270,6 +277,7 @@ const HINT_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Stage 5, from one initial order: prune, then solve.
 fn complete(
+    ix: &Index,
     p: &Polygraph,
     order: &[u32],
     deadline: Option<Instant>,
@@ -292,12 +300,20 @@ fn complete(
                 how: "known edges",
                 seed: txns_of(p, &cyc),
                 cycle: Some(labelled_cycle(p, &cyc)),
+                derivation: None,
             };
         }
     }
     let mut state = vec![None; p.constraints.len()];
+    let mut log = PruneLog::default();
     let pruned = if opts.prune {
-        prune(p, &mut g, &mut state, deadline)
+        prune_logged(
+            p,
+            &mut g,
+            &mut state,
+            deadline,
+            opts.prove.then_some(&mut log),
+        )
     } else {
         Pruned::Open((0..p.constraints.len() as u32).collect())
     };
@@ -310,6 +326,11 @@ fn complete(
                 how: "pruning",
                 seed,
                 cycle: Some(labelled_cycle(p, &cyc)),
+                derivation: if opts.prove {
+                    crate::derive::derivation(ix, p, &log, deadline)
+                } else {
+                    None
+                },
             };
         }
         Pruned::OutOfTime => {
@@ -338,6 +359,7 @@ fn complete(
             how: "solver",
             seed: witness_seed.to_vec(),
             cycle: None,
+            derivation: None,
         },
         Solved::OutOfTime => General::Unknown(format!(
             "the time budget ran out in the solver ({} constraints left after pruning)",

@@ -18,7 +18,7 @@
 //! An unobserved `info` transaction is treated as aborted, which can only
 //! remove constraints, never add an anomaly. Only `ok` transactions' reads
 //! are evidence: an aborted transaction's reads constrain nothing, and an
-//! `info` transaction's reads tell nothing (DESIGN §3).
+//! `info` transaction's reads tell nothing (docs/history-format.md).
 
 use rustc_hash::FxHashMap;
 
@@ -267,7 +267,7 @@ impl<'h> Index<'h> {
             first_read.clear();
             nonrep_reported.clear();
             let t32 = t as u32;
-            // The reads of an `info` transaction tell nothing (DESIGN §3):
+            // The reads of an `info` transaction tell nothing (docs/history-format.md):
             // its outcome, and so what it saw, is unknown.
             if txn.status == Status::Info {
                 continue;

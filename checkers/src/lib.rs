@@ -38,6 +38,7 @@ pub mod certify;
 pub mod check;
 pub mod cycles;
 pub mod depgraph;
+pub mod derive;
 pub mod evidence;
 pub mod explain;
 pub mod general;
@@ -59,9 +60,13 @@ pub mod witness;
 use std::time::Duration;
 
 pub use anomaly::{AnomalyKind, CommonName, Scope};
+pub use explain::{edge_meaning, to_dot};
+pub use report::{
+    has_write_ids, op_text, severity, value_text, write_id_label, Anomaly, Certified, EdgeKind,
+    EdgeView, HistoryStats, Report, TxnView, Verdict,
+};
+
 pub use check::check;
-pub use explain::to_dot;
-pub use report::{Anomaly, Certified, EdgeKind, EdgeView, HistoryStats, Report, TxnView, Verdict};
 
 /// Knobs of a check.
 #[derive(Clone)]
@@ -80,6 +85,9 @@ pub struct CheckOptions {
     /// Told the verdict as soon as it is known, before the other levels
     /// are placed and the counterexamples shrunk (for progress output).
     pub on_verdict: Option<OnVerdict>,
+    /// Told each stage of the check as it starts or ends (for progress
+    /// output); see [`Stage`].
+    pub progress: Option<Progress>,
 }
 
 impl std::fmt::Debug for CheckOptions {
@@ -90,7 +98,9 @@ impl std::fmt::Debug for CheckOptions {
             .field("use_dbts", &self.use_dbts)
             .field("strategy", &self.strategy)
             .field("skip_witness", &self.skip_witness)
-            .finish_non_exhaustive()
+            .field("on_verdict", &self.on_verdict.as_ref().map(|_| "Fn"))
+            .field("progress", &self.progress.as_ref().map(|_| "Fn"))
+            .finish()
     }
 }
 
@@ -106,6 +116,80 @@ impl Default for CheckOptions {
             strategy: solve::Strategy::Theory,
             skip_witness: false,
             on_verdict: None,
+            progress: None,
         }
+    }
+}
+
+/// Where a check is, as told to [`CheckOptions::progress`], in the order
+/// [`check`] goes through its stages. Every check tells `Indexing`,
+/// `Indexed`, `Deciding`, `Decided`, `Placing`, `Certifying` and `Done`,
+/// once each; nothing is told from inside a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Indexing this many transactions (read-from, committed set).
+    Indexing { txns: usize },
+    /// The index is built; it holds this many transactions.
+    Indexed { txns: usize },
+    /// Deciding the requested level (the long stage on a large history).
+    Deciding { level: history::Level },
+    /// The requested level's verdict is known (its counterexamples shrunk).
+    Decided(Verdict),
+    /// Placing the other levels, on a small budget of their own.
+    Placing,
+    /// Re-checking the verdict's proof with the independent verifier.
+    Certifying,
+    /// The report is being assembled; the check is over.
+    Done,
+}
+
+/// A callback told each [`Stage`] of a check. It runs on the checking
+/// thread: it should return at once (set a message, not draw).
+pub type Progress = std::sync::Arc<dyn Fn(Stage) + Send + Sync>;
+
+impl CheckOptions {
+    /// Tells the progress callback, if any, that the check is at `stage`.
+    pub fn tell(&self, stage: Stage) {
+        if let Some(p) = &self.progress {
+            p(stage);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check, CheckOptions, Stage, Verdict};
+    use history::Level;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_check_tells_each_stage_once_in_order() {
+        let h = history::read_jsonl_str(
+            r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
+"#,
+        )
+        .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let opts = CheckOptions {
+            progress: Some(Arc::new(move |s| log.lock().unwrap().push(s))),
+            ..CheckOptions::default()
+        };
+        let r = check(&h, Level::Si, &opts);
+        assert_eq!(r.verdict, Verdict::Anomalous);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![
+                Stage::Indexing { txns: 2 },
+                Stage::Indexed { txns: 2 },
+                Stage::Deciding { level: Level::Si },
+                Stage::Decided(Verdict::Anomalous),
+                Stage::Placing,
+                Stage::Certifying,
+                Stage::Done,
+            ]
+        );
+        assert!(format!("{opts:?}").contains("progress: Some"));
     }
 }

@@ -306,6 +306,11 @@ fn si_schedule(h: &History, inc: &[bool], before: &[(usize, usize)]) -> bool {
 /// its elements.
 struct ListRead {
     op: usize,
+    /// After the transaction's own appends to the key: at rc it is no
+    /// observation in program order (the list its appends went on was read
+    /// when it appended), so it is neither constrained by nor a premise of
+    /// rc's axiom; its content still fixes the order of the appends.
+    internal: bool,
     key: Key,
     seen: Vec<Value>,
     version: Option<usize>,
@@ -340,6 +345,7 @@ fn list_reads(h: &History, inc: &[bool]) -> Option<Vec<Vec<ListRead>>> {
                     if !vs.ends_with(mine) {
                         return None;
                     }
+
                     let seen = vs[..vs.len() - mine.len()].to_vec();
                     let mut from = Vec::new();
                     for v in &seen {
@@ -350,6 +356,7 @@ fn list_reads(h: &History, inc: &[bool]) -> Option<Vec<Vec<ListRead>>> {
                     }
                     out[t].push(ListRead {
                         op: o,
+                        internal: !mine.is_empty(),
                         key: key.clone(),
                         version: from.last().copied(),
                         from,
@@ -419,6 +426,9 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
                     return false;
                 }
                 // (2) The axiom.
+                if level == Level::Rc && r.internal {
+                    continue;
+                }
                 for &t1 in &txns {
                     if Some(t1) == r.version || !writes(t1, &r.key) {
                         continue;
@@ -426,7 +436,7 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
                     let premise = match level {
                         Level::Rc => reads[t3]
                             .iter()
-                            .any(|r2| r2.op < r.op && r2.from.contains(&t1)),
+                            .any(|r2| r2.op < r.op && !r2.internal && r2.from.contains(&t1)),
                         Level::Ra => so[t1][t3] || wr[t1][t3],
                         Level::Cc => hb[t1][t3],
                         Level::Pc => txns

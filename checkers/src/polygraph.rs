@@ -523,6 +523,32 @@ pub enum Pruned {
     OutOfTime,
 }
 
+/// What pruning decided, and why, for a proof of its contradiction.
+#[derive(Default, Debug)]
+pub struct PruneLog {
+    /// Each decided constraint, in order: (constraint, `a` first?, round,
+    /// an edge of the rejected side that closed a cycle with the graph as
+    /// it stood at the start of the round).
+    pub decisions: Vec<(u32, bool, u32, NodeEdge)>,
+    /// How pruning found its contradiction.
+    pub end: Option<PruneEnd>,
+}
+
+/// The last step of a pruning contradiction.
+#[derive(Debug)]
+pub enum PruneEnd {
+    /// Both sides of constraint `c` close a cycle at the start of `round`:
+    /// an offending edge of the `a`-first side and of the `b`-first side.
+    Both {
+        c: u32,
+        round: u32,
+        a_first: NodeEdge,
+        b_first: NodeEdge,
+    },
+    /// Applying the decisions of a round closed this cycle.
+    Cycle(Vec<TaggedEdge>),
+}
+
 /// Decides constraints whose one side would close a cycle with what is
 /// known, adds the other side as known, and repeats until nothing changes
 /// (PolySI's pruning). Sound and complete: only impossible sides are
@@ -534,6 +560,17 @@ pub fn prune(
     state: &mut [Option<bool>],
     deadline: Option<Instant>,
 ) -> Pruned {
+    prune_logged(p, g, state, deadline, None)
+}
+
+/// [`prune`], writing down what it decided and why.
+pub fn prune_logged(
+    p: &Polygraph,
+    g: &mut Acyclic,
+    state: &mut [Option<bool>],
+    deadline: Option<Instant>,
+    mut log: Option<&mut PruneLog>,
+) -> Pruned {
     const CLOSURE_BYTES: usize = 512 << 20;
     let mut round = 0;
     loop {
@@ -542,7 +579,7 @@ pub fn prune(
             return Pruned::OutOfTime;
         }
         let closure = g.closure(CLOSURE_BYTES);
-        let mut decided: Vec<(usize, bool)> = Vec::new();
+        let mut decided: Vec<(usize, bool, NodeEdge)> = Vec::new();
         for (c, st) in state.iter().enumerate() {
             if st.is_some() {
                 continue;
@@ -551,16 +588,29 @@ pub fn prune(
                 return Pruned::OutOfTime;
             }
             let mut bad = |first_a: bool| {
-                p.side(c, first_a).iter().any(|&(f, t, _)| match &closure {
-                    Some(cl) => f == t || cl.reaches(t, f),
-                    None => g.would_cycle(f, t),
-                })
+                p.side(c, first_a)
+                    .iter()
+                    .find(|&&(f, t, _)| match &closure {
+                        Some(cl) => f == t || cl.reaches(t, f),
+                        None => g.would_cycle(f, t),
+                    })
+                    .copied()
             };
             match (bad(true), bad(false)) {
-                (true, true) => return Pruned::Contradiction(first_cycle(p, g, c, false)),
-                (true, false) => decided.push((c, false)),
-                (false, true) => decided.push((c, true)),
-                (false, false) => {}
+                (Some(ea), Some(eb)) => {
+                    if let Some(l) = log.as_deref_mut() {
+                        l.end = Some(PruneEnd::Both {
+                            c: c as u32,
+                            round,
+                            a_first: ea,
+                            b_first: eb,
+                        });
+                    }
+                    return Pruned::Contradiction(first_cycle(p, g, c, false));
+                }
+                (Some(ea), None) => decided.push((c, false, ea)),
+                (None, Some(eb)) => decided.push((c, true, eb)),
+                (None, None) => {}
             }
         }
         let open = state.iter().filter(|s| s.is_none()).count();
@@ -570,9 +620,15 @@ pub fn prune(
         if decided.is_empty() {
             break;
         }
-        for (c, choice) in decided {
+        for (c, choice, rejected) in decided {
+            if let Some(l) = log.as_deref_mut() {
+                l.decisions.push((c as u32, choice, round, rejected));
+            }
             for &(f, t, _) in p.side(c, choice) {
                 if let Err(cyc) = g.add(f, t, FIXED) {
+                    if let Some(l) = log.as_deref_mut() {
+                        l.end = Some(PruneEnd::Cycle(cyc.clone()));
+                    }
                     return Pruned::Contradiction(cyc);
                 }
             }

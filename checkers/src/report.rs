@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use history::{Key, Level, Op, Status};
+use history::{Key, Level, Op, Status, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::anomaly::{AnomalyKind, CommonName, Scope};
@@ -23,7 +23,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The process exit code for this verdict (DESIGN §1).
+    /// The process exit code for this verdict (docs/cli.md).
     pub fn exit_code(self) -> i32 {
         match self {
             Verdict::Ok => 0,
@@ -122,6 +122,96 @@ pub struct Anomaly {
     pub txns: Vec<TxnView>,
     /// The cycle (or the single read-from) with a reason for each edge.
     pub edges: Vec<EdgeView>,
+    /// Whether the values are the harness's write ids (`session << 32 |
+    /// counter`), shown decoded beside the raw value: `8589934593 (s2#1)`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_ids: bool,
+}
+
+/// True when `h` was recorded by the harness (its header names the
+/// database and the workload), whose written values are write ids.
+pub fn has_write_ids(h: &history::History) -> bool {
+    h.header
+        .as_ref()
+        .is_some_and(|x| x.db.is_some() && x.workload.is_some())
+}
+
+/// A harness write id (`session << 32 | counter`, the counter from 1) in a
+/// readable form, `s7#1013`; `None` for a value that does not decode
+/// plausibly (negative, a zero counter, an implausible session).
+pub fn write_id_label(v: Value) -> Option<String> {
+    let (session, counter) = (v >> 32, v & 0xffff_ffff);
+    ((0..1 << 20).contains(&session) && counter > 0).then(|| format!("s{session}#{counter}"))
+}
+
+/// A value as shown: raw, and decoded when `ids` and it decodes.
+pub fn value_text(v: Value, ids: bool) -> String {
+    match write_id_label(v).filter(|_| ids) {
+        Some(l) => format!("{v} ({l})"),
+        None => v.to_string(),
+    }
+}
+
+/// An op as shown: like its `Display`, with values decoded when `ids`.
+pub fn op_text(op: &Op, ids: bool) -> String {
+    if !ids {
+        return op.to_string();
+    }
+    let v = |v: Value| value_text(v, true);
+    let opt = |x: &Option<Value>| x.map_or_else(|| "null".to_string(), v);
+    match op {
+        Op::Read { key, value } => format!("r({key})={}", opt(value)),
+        Op::Write { key, value } => format!("w({key},{})", v(*value)),
+        Op::Insert { key, value } => format!("i({key},{})", v(*value)),
+        Op::Delete { key, value } => format!("d({key},{})", v(*value)),
+        Op::Append { key, value } => format!("a({key},{})", v(*value)),
+        Op::ReadList { key, values } => match values {
+            None => format!("r({key})=?"),
+            Some(vs) => {
+                let parts: Vec<String> = vs.iter().map(|&x| v(x)).collect();
+                format!("r({key})=[{}]", parts.join(","))
+            }
+        },
+        Op::RangeRead { lo, hi, rows } => {
+            let parts: Vec<String> = rows.iter().map(|(k, x)| format!("{k}:{}", v(*x))).collect();
+            format!("rq({lo}..={hi})={{{}}}", parts.join(","))
+        }
+    }
+}
+
+/// How serious an anomaly is, for ordering counterexamples (0 first), as
+/// Elle orders them: dirty writes, then aborted, intermediate and circular
+/// information flow, then G-single (lost updates among them),
+/// G-nonadjacent, G2-item, G2, then the history's contradictions
+/// (thin-air reads, duplicate writes, ...), cycles that need session or
+/// real-time edges, and last non-repeatable reads.
+pub fn severity(a: &Anomaly) -> u8 {
+    use AnomalyKind as K;
+    let base = match a.kind {
+        K::G0 => 0,
+        K::AbortedRead => 1,
+        K::IntermediateRead => 2,
+        K::G1c => 3,
+        K::GSingle => 4,
+        K::GNonadjacent => 5,
+        K::G2Item => 6,
+        K::G2 => 7,
+        // The history contradicts itself: a value nobody wrote, a
+        // transaction not seeing its own writes, broken list orders.
+        K::ThinAirRead
+        | K::FutureRead
+        | K::NotMyOwnWrite
+        | K::NotMyLastWrite
+        | K::DuplicateWrite
+        | K::IncompatibleOrder
+        | K::DuplicateElements => 8,
+        _ => 10,
+    };
+    match a.scope {
+        Scope::Item => base,
+        // A cycle that needs session or real-time edges is weaker.
+        Scope::Session | Scope::RealTime => base.max(8) + 1,
+    }
 }
 
 impl Anomaly {
@@ -215,6 +305,22 @@ pub enum Certified {
 }
 
 impl Report {
+    /// Each kind of anomaly found, the most serious first: its title, how
+    /// many were found, and how many of them the report spells out.
+    pub fn kinds_shown(&self) -> Vec<(String, usize, usize)> {
+        let mut kinds: Vec<(u8, String, usize, usize)> = self
+            .anomaly_counts
+            .iter()
+            .map(|(k, &n)| {
+                let mut of_kind = self.anomalies.iter().filter(|a| &a.title() == k);
+                let sev = of_kind.clone().next().map_or(u8::MAX, severity);
+                (sev, k.clone(), n, of_kind.by_ref().count())
+            })
+            .collect();
+        kinds.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        kinds.into_iter().map(|(_, k, n, s)| (k, n, s)).collect()
+    }
+
     /// A human summary of a few lines, for terminals.
     pub fn summary(&self) -> String {
         let mut s = String::new();
@@ -271,14 +377,15 @@ impl fmt::Display for Anomaly {
                 Op::RangeRead { lo, hi, .. } => keys.iter().any(|k| *k >= lo && *k <= hi),
                 other => other.key().is_some_and(|k| keys.contains(&k)),
             };
+            let text = |o: &Op| op_text(o, self.write_ids);
             let mut shown: Vec<String> = t
                 .ops
                 .iter()
                 .filter(|o| t.ops.len() <= 8 || relevant(o))
-                .map(|o| o.to_string())
+                .map(text)
                 .collect();
             if shown.is_empty() {
-                shown = t.ops.iter().take(8).map(|o| o.to_string()).collect();
+                shown = t.ops.iter().take(8).map(text).collect();
             }
             let hidden = t.ops.len() - shown.len();
             let more = if hidden > 0 {

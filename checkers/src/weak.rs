@@ -337,6 +337,10 @@ struct Ctx<'a> {
     written_sorted: Vec<u32>,
     /// The history has list reads.
     lists: bool,
+    /// Checking rc: a list read after the transaction's own appends to the
+    /// key is no observation (its base was read when it appended, and rc's
+    /// premise is about program order).
+    rc: bool,
     /// What its list reads say, when it has them.
     lo: Option<&'a ListOrders>,
     /// Per transaction (CSR), the writers of list elements it read besides
@@ -346,7 +350,7 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>) -> Ctx<'a> {
+    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>, level: Level) -> Ctx<'a> {
         let n = ix.len();
         let mut sess_of = vec![NONE; n];
         let mut pos_of = vec![NONE; n];
@@ -389,6 +393,7 @@ impl<'a> Ctx<'a> {
             wk,
             written_sorted,
             lists: ix.history.has_lists(),
+            rc: level == Level::Rc,
             lo,
             el_start: Vec::new(),
             el: Vec::new(),
@@ -501,6 +506,9 @@ impl<'a> Ctx<'a> {
                     values: Some(vs),
                 } => {
                     let Some(k) = ix.key_id(key) else { continue };
+                    if self.rc && own.has(k) {
+                        continue;
+                    }
                     // After its own appends, the part before them is
                     // what it read.
                     let Some(vs) = self.external_part(t, o, k, vs, own.has(k)) else {
@@ -676,7 +684,7 @@ struct Saturated {
 }
 
 fn saturate(ix: &Index, level: Level, explain: bool, lo: Option<&ListOrders>) -> WeakOutcome {
-    let cx = Ctx::new(ix, lo);
+    let cx = Ctx::new(ix, lo, level);
     let sat = build(&cx, level);
     let method = "saturation";
     if !explain {
@@ -1718,6 +1726,7 @@ fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly, Level) {
         summary,
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges: views,
+        write_ids: crate::report::has_write_ids(ix.history),
     };
     (anomaly, level)
 }
@@ -1770,6 +1779,7 @@ fn init_to_anomaly(cx: &Ctx, v: &InitViolation) -> (Anomaly, Level) {
         summary,
         txns: order.iter().map(|&t| txn_view(ix, t)).collect(),
         edges,
+        write_ids: crate::report::has_write_ids(ix.history),
     };
     (anomaly, level)
 }
@@ -1812,7 +1822,7 @@ fn check_pc(
             witness: None,
         };
     }
-    let cx = Ctx::new(ix, lo);
+    let cx = Ctx::new(ix, lo, Level::Pc);
     let (split, origin) = split_history(&cx);
     let six = Index::new(&split);
     let opts = GeneralOptions {
@@ -1825,7 +1835,7 @@ fn check_pc(
     let mut witness = None;
     let verdict = match check_general(&six, Level::StrongSessionSi, &opts) {
         General::Ok { .. } => {
-            witness = pc_witness(&six, &origin, deadline);
+            witness = pc_witness(&six, &origin, deadline).map(|co| with_empty(ix, co));
             if witness.is_none() {
                 return unknown(
                     "prefix consistency holds, but no commit order was found in time to show it",
@@ -2029,6 +2039,42 @@ fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<
         }
     };
     Some(commit_order(six, origin, &pos))
+}
+
+/// Places the committed transactions that have no part in the split
+/// history (no reads, no writes) right after their session's previous
+/// transaction: they order nothing but their session.
+fn with_empty(ix: &Index, co: Vec<u32>) -> Vec<u32> {
+    let placed: rustc_hash::FxHashSet<u32> = co.iter().copied().collect();
+    let mut after: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut first: Vec<u32> = Vec::new();
+    for s in &ix.sessions {
+        let mut prev: Option<u32> = None;
+        for &t in s {
+            if !placed.contains(&t) {
+                match prev {
+                    Some(p) => after.entry(p).or_default().push(t),
+                    None => first.push(t),
+                }
+            }
+            prev = Some(t);
+        }
+    }
+    if after.is_empty() && first.is_empty() {
+        return co;
+    }
+    let mut out = first;
+    let mut stack: Vec<u32> = Vec::new();
+    for t in co {
+        stack.push(t);
+        while let Some(x) = stack.pop() {
+            out.push(x);
+            if let Some(next) = after.get(&x) {
+                stack.extend(next.iter().rev());
+            }
+        }
+    }
+    out
 }
 
 /// A topological order of the graph on `n` nodes with edges `pairs`, or

@@ -262,3 +262,99 @@ fn blind_writes_go_to_the_general_checker() {
         assert!(a.edges.iter().all(|e| !e.reason.is_empty()));
     }
 }
+
+/// A lost update on x (T1, T2 both overwrite T0's x=1) and a transaction
+/// that reads x twice and sees both of them.
+fn lost_update_and_non_repeatable_read() -> History {
+    History::from_txns(vec![
+        t(0, 0, vec![r("x", None), w("x", 1)]),
+        t(1, 1, vec![r("x", Some(1)), w("x", 2)]),
+        t(2, 2, vec![r("x", Some(1)), w("x", 3)]),
+        t(3, 3, vec![r("x", Some(2)), r("x", Some(3))]),
+    ])
+}
+
+#[test]
+fn counterexamples_come_most_serious_first() {
+    let h = lost_update_and_non_repeatable_read();
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    let kinds: Vec<AnomalyKind> = rep.anomalies.iter().map(|a| a.kind).collect();
+    assert!(kinds.contains(&AnomalyKind::NonRepeatableRead), "{kinds:?}");
+    assert_eq!(kinds[0], AnomalyKind::GSingle, "{kinds:?}");
+    let shown = rep.kinds_shown();
+    assert_eq!(shown[0].0, "G-single (lost update)", "{shown:?}");
+    assert_eq!(shown.last().unwrap().0, "non-repeatable-read", "{shown:?}");
+}
+
+#[test]
+fn a_non_repeatable_read_shows_the_writers_it_read_from() {
+    let h = lost_update_and_non_repeatable_read();
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    let a = rep
+        .anomalies
+        .iter()
+        .find(|a| a.kind == AnomalyKind::NonRepeatableRead)
+        .unwrap();
+    let ids: Vec<u64> = a.txns.iter().map(|t| t.id).collect();
+    assert_eq!(ids, vec![1, 2, 3], "the two writers, then the reader");
+    assert_eq!(a.edges.len(), 2, "{:#?}", a.edges);
+    for (e, (from, v)) in a.edges.iter().zip([(1, "x saw 2,"), (2, "x saw 3,")]) {
+        assert_eq!((e.from, e.to, e.kind), (from, 3, checkers::EdgeKind::Wr));
+        assert!(e.reason.contains(v), "{}", e.reason);
+    }
+    assert!(
+        a.summary
+            .contains("2 (written by T1), then 3 (written by T2)"),
+        "{}",
+        a.summary
+    );
+}
+
+#[test]
+fn weak_levels_are_placed_after_a_failed_si() {
+    // Adya's si does not imply rc, so rc must be decided on its own.
+    let h = lost_update_and_non_repeatable_read();
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    assert!(rep.fails.contains(&Level::Si) && rep.fails.contains(&Level::Ra));
+    assert!(
+        rep.satisfies.contains(&Level::Rc),
+        "{:?} {:?}",
+        rep.fails,
+        rep.satisfies
+    );
+    assert!(rep.summary().contains("satisfies: rc"), "{}", rep.summary());
+}
+
+#[test]
+fn harness_write_ids_are_shown_decoded() {
+    let id = |s: i64, c: i64| (s << 32) | c;
+    let mut h = History::from_txns(vec![
+        t(0, 1, vec![r("x", None), w("x", id(1, 1))]),
+        t(1, 2, vec![r("x", None), w("x", id(2, 7))]),
+    ]);
+    let plain = check(&h, Level::Si, &CheckOptions::default());
+    assert!(
+        !plain.anomalies[0].to_string().contains("(s2#7)"),
+        "not a harness history"
+    );
+    h.header = Some(history::Header {
+        version: 1,
+        db: Some("postgres".into()),
+        workload: Some("mini".into()),
+        ..Default::default()
+    });
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    let text = rep.anomalies[0].to_string();
+    assert!(text.contains("w(x,8589934599 (s2#7))"), "{text}");
+    assert!(text.contains("w(x,4294967297 (s1#1))"), "{text}");
+    assert_eq!(checkers::write_id_label(-5), None);
+    assert_eq!(
+        checkers::write_id_label(1 << 32),
+        None,
+        "counters start at 1"
+    );
+    assert_eq!(
+        checkers::write_id_label(id(7, 1013)).as_deref(),
+        Some("s7#1013")
+    );
+}

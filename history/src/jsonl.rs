@@ -1,4 +1,4 @@
-//! The native history format: JSON Lines, version 1 (DESIGN §3).
+//! The native history format: JSON Lines, version 1 (docs/history-format.md).
 //!
 //! One JSON object per line. Lines with a `type` are `header`, `fault` or
 //! `end`; every other line is a transaction. The writer emits each line with
@@ -432,6 +432,31 @@ pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, 
 pub fn read_jsonl_file(path: &Path) -> Result<History, ParseError> {
     let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
     read_jsonl(BufReader::with_capacity(1 << 16, f), Some(path))
+}
+
+/// [`read_jsonl_file`], telling `on_bytes` how many bytes of the file each
+/// read returned (for a progress bar).
+pub fn read_jsonl_file_counting(
+    path: &Path,
+    on_bytes: &dyn Fn(u64),
+) -> Result<History, ParseError> {
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let counted = Counting { inner: f, on_bytes };
+    read_jsonl(BufReader::with_capacity(1 << 16, counted), Some(path))
+}
+
+/// A reader that tells how many bytes each read returned.
+struct Counting<'a, R> {
+    inner: R,
+    on_bytes: &'a dyn Fn(u64),
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        (self.on_bytes)(n as u64);
+        Ok(n)
+    }
 }
 
 /// Reads JSONL from a string (tests, small tools).

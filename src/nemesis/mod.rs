@@ -1,5 +1,5 @@
 //! The nemesis: it injects faults while the clients run, and records each
-//! one in the history as a `fault` line with its start and end (DESIGN §8).
+//! one in the history as a `fault` line with its start and end (docs/history-format.md).
 //!
 //! A run's nemesis is a list of *entries*; each entry is one kind of fault
 //! on a [`schedule`] and runs as its own task beside the clients. Faults

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use checkers::{Anomaly, EdgeKind};
+use history::{Key, Op};
 
 use super::html::escape;
 
@@ -63,28 +64,121 @@ impl Node {
 }
 
 /// The drawing's style outside the page (the page styles it itself).
-const STANDALONE_STYLE: &str = "text { font-family: sans-serif; font-size: 12px; } \
+const STANDALONE_STYLE: &str = "text { font-family: sans-serif; font-size: 12px; fill: #222; } \
 ellipse { fill: #f7f7ff; stroke: #446; } \
-.elabel { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }";
+.elabel { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; } \
+.legend { font-size: 11px; fill: #444; } \
+.title { font-size: 16px; font-weight: bold; } \
+.mono { font-family: monospace; font-size: 12px; } .head { font-weight: bold; }";
 
-/// Draws `a` as an SVG file of its own (`anomaly-N.svg` beside the DOT), so
-/// that it shows without Graphviz.
-pub fn standalone(a: &Anomaly) -> String {
-    let svg = draw(a, "a");
-    match svg.find("<defs>") {
-        Some(i) => format!(
-            "{}<style>{STANDALONE_STYLE}</style>{}\n",
-            &svg[..i],
-            &svg[i..]
-        ),
-        None => svg,
+/// Cuts `text` into lines of at most about `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+            line.push_str("    ");
+        } else if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
     }
+    if !line.trim().is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
-/// Draws `a` as an `<svg>`; `prefix` makes its marker ids unique in the
-/// page.
-pub fn draw(a: &Anomaly, prefix: &str) -> String {
-    // The nodes: the transactions shown, then any edge end not among them.
+/// Draws `a` as an SVG file of its own (`anomaly-N.svg` beside the DOT), so
+/// that it shows without Graphviz: the anomaly's name and summary, the
+/// drawing with its legend, each transaction's ops and each edge's reason.
+pub fn standalone(a: &Anomaly) -> String {
+    const CHARS: usize = 110;
+    const LINE: f64 = 16.0;
+    let inner = draw(a, "a");
+    let (iw, ih) = size(a);
+    let w = iw.max(CHARS as f64 * 7.3 + 40.0);
+    let mut body = String::new();
+    let mut y = 28.0;
+    let text = |body: &mut String, y: &mut f64, class: &str, t: &str| {
+        let _ = write!(
+            body,
+            "<text x=\"20\" y=\"{y:.1}\" class=\"{class}\">{}</text>",
+            escape(t)
+        );
+        *y += LINE;
+    };
+    text(&mut body, &mut y, "title", &a.title());
+    y += 4.0;
+    for l in wrap(&a.summary, CHARS) {
+        text(&mut body, &mut y, "", &l);
+    }
+    let _ = write!(
+        body,
+        "<svg x=\"{x:.1}\" y=\"{y:.1}\" width=\"{iw}\" height=\"{ih}\" viewBox=\"0 0 {iw} {ih}\">{}</svg>",
+        inner_of(&inner),
+        x = (w - iw) / 2.0
+    );
+    y += ih + 10.0;
+    text(&mut body, &mut y, "head", "Transactions");
+    for t in &a.txns {
+        let ops: Vec<String> = t
+            .ops
+            .iter()
+            .map(|o| checkers::op_text(o, a.write_ids))
+            .collect();
+        let line = format!(
+            "T{} (session {}, {}): {}",
+            t.id,
+            t.session,
+            t.status.as_str(),
+            ops.join(" ")
+        );
+        for l in wrap(&line, CHARS) {
+            text(&mut body, &mut y, "mono", &l);
+        }
+    }
+    if !a.edges.is_empty() {
+        y += 6.0;
+        text(&mut body, &mut y, "head", "Edges");
+        for e in &a.edges {
+            let on = e
+                .key
+                .as_ref()
+                .map(|k| format!(" on {k}"))
+                .unwrap_or_default();
+            let line = format!(
+                "T{} -> T{} ({}{on}): {}",
+                e.from,
+                e.to,
+                e.kind.name(),
+                e.reason
+            );
+            for l in wrap(&line, CHARS) {
+                text(&mut body, &mut y, "", &l);
+            }
+        }
+    }
+    let h = y + 10.0;
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" height=\"{h:.0}\" \
+         role=\"img\" aria-label=\"{}\"><style>{STANDALONE_STYLE}</style>\
+         <rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>{body}</svg>\n",
+        escape(&a.title())
+    )
+}
+
+/// The content of an `<svg>` element, without its own tags.
+fn inner_of(svg: &str) -> &str {
+    let start = svg.find('>').map_or(0, |i| i + 1);
+    let end = svg.rfind("</svg>").unwrap_or(svg.len());
+    &svg[start..end]
+}
+
+/// The nodes of a drawing: the transactions shown, then any edge end not
+/// among them.
+fn node_ids(a: &Anomaly) -> Vec<u64> {
     let mut ids: Vec<u64> = a.txns.iter().map(|t| t.id).collect();
     for e in &a.edges {
         for id in [e.from, e.to] {
@@ -93,15 +187,69 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
             }
         }
     }
-    let n = ids.len().max(1);
-    let radius = if n == 1 {
+    ids
+}
+
+/// The radius of the circle the nodes sit on.
+fn radius(n: usize) -> f64 {
+    if n <= 1 {
         0.0
     } else {
         (n as f64 * 26.0).clamp(70.0, 220.0)
-    };
-    let w = (2.0 * radius + 280.0).max(420.0);
-    let h = 2.0 * radius + 110.0;
-    let (cx, cy) = (w / 2.0, h / 2.0);
+    }
+}
+
+/// The edge kinds a drawing has, in legend order.
+fn kinds_of(a: &Anomaly) -> Vec<EdgeKind> {
+    KINDS
+        .into_iter()
+        .filter(|k| a.edges.iter().any(|e| e.kind == *k))
+        .collect()
+}
+
+/// Height of the legend below the drawing.
+const LEGEND_ROW: f64 = 18.0;
+
+/// The width and height of [`draw`]'s drawing.
+fn size(a: &Anomaly) -> (f64, f64) {
+    let r = radius(node_ids(a).len());
+    let w = (2.0 * r + 280.0).max(460.0);
+    let h = 2.0 * r + 110.0 + LEGEND_ROW * kinds_of(a).len() as f64;
+    (w, h)
+}
+
+/// The value a write-read edge carries: what the target read of the key
+/// that the source wrote, shortened to its write id when it has one.
+fn wr_value(a: &Anomaly, from: u64, to: u64, key: &Key) -> Option<String> {
+    let writer = a.txns.iter().find(|t| t.id == from)?;
+    let reader = a.txns.iter().find(|t| t.id == to)?;
+    let written: Vec<i64> = writer
+        .ops
+        .iter()
+        .filter_map(|o| o.written().filter(|(k, _)| *k == key).map(|(_, v)| v))
+        .collect();
+    let v = reader.ops.iter().find_map(|o| match o {
+        Op::Read {
+            key: k,
+            value: Some(v),
+        } if k == key && written.contains(v) => Some(*v),
+        _ => None,
+    })?;
+    Some(match checkers::write_id_label(v).filter(|_| a.write_ids) {
+        Some(l) => l,
+        None => v.to_string(),
+    })
+}
+
+/// Draws `a` as an `<svg>`; `prefix` makes its marker ids unique in the
+/// page.
+pub fn draw(a: &Anomaly, prefix: &str) -> String {
+    let ids = node_ids(a);
+    let n = ids.len().max(1);
+    let radius = radius(n);
+    let (w, h) = size(a);
+    let legend_h = LEGEND_ROW * kinds_of(a).len() as f64;
+    let (cx, cy) = (w / 2.0, (h - legend_h) / 2.0);
     let mut nodes: HashMap<u64, Node> = HashMap::new();
     for (i, id) in ids.iter().enumerate() {
         let angle = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / n as f64;
@@ -147,6 +295,11 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
         let mut label = e.kind.name().to_string();
         if let Some(k) = &e.key {
             let _ = write!(label, " {k}");
+            if e.kind == EdgeKind::Wr {
+                if let Some(v) = wr_value(a, e.from, e.to, k) {
+                    let _ = write!(label, "={v}");
+                }
+            }
         }
         let (path, lx, ly) = if e.from == e.to {
             // A loop above the node.
@@ -193,7 +346,11 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
         let node = nodes[id];
         let tip = match a.txns.iter().find(|t| t.id == *id) {
             Some(t) => {
-                let ops: Vec<String> = t.ops.iter().map(|o| o.to_string()).collect();
+                let ops: Vec<String> = t
+                    .ops
+                    .iter()
+                    .map(|o| checkers::op_text(o, a.write_ids))
+                    .collect();
                 let node = t
                     .node
                     .as_ref()
@@ -217,6 +374,20 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
             y = node.y,
             rx = node.rx,
             ry = node.ry
+        );
+    }
+    // The legend: one row per edge kind drawn.
+    for (i, k) in kinds_of(a).into_iter().enumerate() {
+        let y = h - legend_h + LEGEND_ROW * i as f64 + 4.0;
+        let _ = write!(
+            s,
+            "<line x1=\"12\" x2=\"40\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"1.6\" \
+             marker-end=\"url(#{p}-{n})\"/><text class=\"legend\" x=\"48\" y=\"{ty:.1}\">{n}: {m}</text>",
+            c = color(k),
+            p = escape(prefix),
+            n = k.name(),
+            m = escape(checkers::edge_meaning(k)),
+            ty = y + 4.0
         );
     }
     s.push_str("</svg>");
@@ -258,6 +429,7 @@ mod tests {
             summary: "s".into(),
             txns: vec![txn(0), txn(1)],
             edges: vec![edge(1, 0, EdgeKind::Rw), edge(0, 1, EdgeKind::Ww)],
+            write_ids: false,
         };
         let svg = draw(&a, "a1");
         assert_eq!(svg.matches("<ellipse").count(), 2);

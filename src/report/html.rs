@@ -78,7 +78,7 @@ code, .ops { font-family: ui-monospace, monospace; font-size: 0.92em; }
 .warning { background: #fff3cd; border: 2px solid #c77c00; padding: 0.4em 0.8em; border-radius: 4px; }
 .anomaly { border: 1px solid #e2c6c6; border-radius: 4px; padding: 0.2em 1em 0.8em; margin: 1em 0; }
 .edges li { margin: 0.2em 0; } .edge-kind { font-weight: bold; }
-.ops b { background: #fff3b0; font-weight: normal; }
+.ops mark, th mark { background: #ffe066; padding: 0 0.15em; border-radius: 2px; }
 svg { display: block; margin: 0.6em 0; max-width: 100%; height: auto; }
 svg text { font-family: system-ui, sans-serif; }
 svg .ptitle { font-size: 13px; font-weight: bold; } svg .tick, svg .legend { font-size: 10px; fill: #444; }
@@ -278,56 +278,70 @@ fn over_time(s: &mut String, h: &History) {
         return;
     };
     let faults = plot::fault_bands(h, &b);
+    let shaded = if faults.is_empty() {
+        ""
+    } else {
+        "; shaded: fault windows"
+    };
     let _ = writeln!(
         s,
-        "<p class=\"muted\">{} buckets of {} s each; shaded: fault windows.</p>",
+        "<p class=\"muted\">From the first transaction to the last, in {} buckets of {} each{shaded}.</p>",
         b.committed.len(),
-        escape(&plot::fmt_num(b.width_s()))
+        escape(&plot::fmt_duration(b.width_s()))
     );
+    let chart = |title, series, y_max, log_when_spread| plot::Chart {
+        title,
+        bucket_s: b.width_s(),
+        start_s: b.start_s(),
+        span_s: b.span_s(),
+        series,
+        faults: &faults,
+        y_max,
+        log_when_spread,
+    };
     let charts = [
-        plot::Chart {
-            title: "committed throughput (txn/s)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![plot::Series {
+        chart(
+            "committed throughput (txn/s)",
+            vec![plot::Series {
                 name: "committed txn/s",
                 color: "#1f57b4",
                 values: b.throughput(),
+                width: 1.5,
             }],
-            faults: &faults,
-            y_max: None,
-        },
-        plot::Chart {
-            title: "latency of committed transactions (ms)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![
-                plot::Series {
-                    name: "p50",
-                    color: "#1b7f2a",
-                    values: b.p50_ms.clone(),
-                },
+            None,
+            false,
+        ),
+        // p99 first, so that p50 is drawn over it.
+        chart(
+            "latency of committed transactions (ms)",
+            vec![
                 plot::Series {
                     name: "p99",
                     color: "#d62728",
                     values: b.p99_ms.clone(),
+                    width: 1.5,
+                },
+                plot::Series {
+                    name: "p50",
+                    color: "#1b7f2a",
+                    values: b.p50_ms.clone(),
+                    width: 2.2,
                 },
             ],
-            faults: &faults,
-            y_max: None,
-        },
-        plot::Chart {
-            title: "abort rate (fail + info, fraction of attempts)",
-            bucket_s: b.width_s(),
-            span_s: b.span_s(),
-            series: vec![plot::Series {
+            None,
+            true,
+        ),
+        chart(
+            "abort rate (fail + info, fraction of attempts)",
+            vec![plot::Series {
                 name: "aborted",
                 color: "#e07b00",
                 values: b.abort_rate(),
+                width: 1.5,
             }],
-            faults: &faults,
-            y_max: Some(1.0),
-        },
+            Some(1.0),
+            false,
+        ),
     ];
     for c in &charts {
         s.push_str(&plot::chart(c));
@@ -492,6 +506,19 @@ fn counterexamples(s: &mut String, c: &Report) {
     );
     if c.anomalies.is_empty() {
         s.push_str("<p>None.</p>\n");
+    } else {
+        s.push_str("<table><tr><th>anomaly</th><th>found</th><th>shown below</th></tr>\n");
+        for (k, n, shown) in c.kinds_shown() {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{shown}</td></tr>",
+                escape(&k)
+            );
+        }
+        s.push_str(
+            "</table>\n<p class=\"muted\">The most serious first; at most a few of each kind \
+             are spelled out.</p>\n",
+        );
     }
     for (i, a) in c.anomalies.iter().enumerate() {
         anomaly(s, i + 1, a);
@@ -518,16 +545,16 @@ fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
     let keys: Vec<&Key> = a.edges.iter().filter_map(|e| e.key.as_ref()).collect();
     s.push_str(
         "<table><tr><th>txn</th><th>session</th><th>status</th><th>start / end (ns)</th>\
-         <th>ops (those on the cycle's keys marked)</th></tr>\n",
+         <th>ops (those on the edges' keys <mark>highlighted</mark>)</th></tr>\n",
     );
     for t in &a.txns {
         let ops: Vec<String> = t
             .ops
             .iter()
             .map(|o| {
-                let text = escape(&o.to_string());
+                let text = escape(&checkers::op_text(o, a.write_ids));
                 if relevant(o, &keys) {
-                    format!("<b>{text}</b>")
+                    format!("<mark>{text}</mark>")
                 } else {
                     text
                 }

@@ -9,15 +9,27 @@ use history::{History, Status};
 
 use super::html::escape;
 
-/// How many buckets a run is cut into (fewer when it is only a few ns long).
+/// At most this many buckets.
 pub const BUCKETS: u64 = 100;
+/// At least this many buckets, when the run is long enough in ns.
+const MIN_BUCKETS: u64 = 10;
+/// About this many transactions a bucket, on average, so that a bucket's
+/// percentiles mean something and few buckets are empty.
+const TXNS_PER_BUCKET: u64 = 20;
 
 /// A run cut into equal time buckets; each transaction counts in the
 /// bucket of its end (its start when it has no end, as `info` ones do).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Buckets {
-    /// The clock value (ns) where the first bucket starts.
+    /// The clock value (ns) the axis counts from: 0 for the harness's
+    /// clock, the first time for an imported history's wall clock.
+    pub origin: u64,
+    /// The clock value (ns) where the first bucket starts: the first
+    /// transaction, so that setting up before it takes no room.
     pub t0: u64,
+    /// The first and last transaction times (ns).
+    pub first: u64,
+    pub last: u64,
     /// The width of one bucket, in ns.
     pub width: u64,
     /// Committed (`ok`) transactions per bucket.
@@ -43,10 +55,36 @@ impl Buckets {
         self.width_s() * self.committed.len() as f64
     }
 
-    /// Committed transactions per second, per bucket.
+    /// Where the first bucket starts, in seconds from the origin.
+    pub fn start_s(&self) -> f64 {
+        (self.t0 - self.origin) as f64 / 1e9
+    }
+
+    /// Committed transactions per second, per bucket: over the part of
+    /// the bucket the run covers, so that the first and last buckets, which
+    /// the run fills only in part, do not show a false drop.
     pub fn throughput(&self) -> Vec<Option<f64>> {
-        let w = self.width_s();
-        self.committed.iter().map(|&c| Some(c as f64 / w)).collect()
+        let n = self.committed.len() as u64;
+        self.committed
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let lo = (self.t0 + i as u64 * self.width).max(self.first);
+                let hi = (self.t0 + (i as u64 + 1) * self.width).min(self.last + 1);
+                let covered = if n == 1 {
+                    self.width
+                } else {
+                    hi.saturating_sub(lo)
+                };
+                // A sliver of a bucket says nothing; count it as a whole one.
+                let covered = if covered * 4 < self.width {
+                    self.width
+                } else {
+                    covered
+                };
+                Some(c as f64 / (covered as f64 / 1e9))
+            })
+            .collect()
     }
 
     /// The share of `fail` and `info` transactions, per bucket (none when
@@ -66,41 +104,65 @@ fn percentile(xs: &[u64], p: f64) -> u64 {
     xs[rank.clamp(1, xs.len()) - 1]
 }
 
-/// The times a history spans, over its transactions and faults: `None`
-/// when nothing in it has a time.
-fn time_range(h: &History) -> Option<(u64, u64)> {
-    let txn_times = h.txns.iter().flat_map(|t| [t.start, t.end]).flatten();
-    let fault_times = h
-        .faults
-        .iter()
-        .flat_map(|f| [Some(f.start), f.end])
-        .flatten();
-    let mut range: Option<(u64, u64)> = None;
-    for t in txn_times.chain(fault_times) {
-        range = Some(match range {
+/// The times a history spans: over its transactions (the range the plots
+/// show) and over everything, faults included (for the origin); `None`
+/// when no transaction has a time.
+fn time_range(h: &History) -> Option<((u64, u64), u64)> {
+    let mut txns: Option<(u64, u64)> = None;
+    for t in h.txns.iter().flat_map(|t| [t.start, t.end]).flatten() {
+        txns = Some(match txns {
             None => (t, t),
             Some((lo, hi)) => (lo.min(t), hi.max(t)),
         });
     }
-    range
+    let (lo, hi) = txns?;
+    let first = h.faults.iter().map(|f| f.start).fold(lo, u64::min);
+    Some(((lo, hi), first))
 }
 
-/// Cuts `h` into about [`BUCKETS`] buckets, from the clock's 0 (or the
-/// first time, for a clock far from 0); `None` when no transaction has a
-/// time (imported histories often have none).
-pub fn bucket(h: &History) -> Option<Buckets> {
-    if !h.txns.iter().any(|t| t.start.or(t.end).is_some()) {
-        return None;
+/// The bucket width (ns) for `txns` transactions over `span` ns: about
+/// [`TXNS_PER_BUCKET`] transactions a bucket, between [`MIN_BUCKETS`] and
+/// [`BUCKETS`] buckets, and a round width (1, 2 or 5 times a power of ten
+/// ns) so that the page can say "buckets of 50 ms".
+pub fn bucket_width(span: u64, txns: usize) -> u64 {
+    let want = (txns as u64 / TXNS_PER_BUCKET).clamp(MIN_BUCKETS, BUCKETS);
+    let raw = span.div_ceil(want).max(1);
+    let mut mag = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if m * mag >= raw {
+                return m * mag;
+            }
+        }
+        mag *= 10;
     }
-    let (first, t1) = time_range(h)?;
+}
+
+/// Times from this on (ns; about 11.6 days) are taken for a wall clock,
+/// and the axis counts from the first of them.
+const WALL_CLOCK: u64 = 1_000_000_000_000_000;
+
+/// Cuts `h` into buckets ([`bucket_width`]) from its first transaction to
+/// its last; `None` when no transaction has a time (imported histories
+/// often have none).
+pub fn bucket(h: &History) -> Option<Buckets> {
+    let ((first, t1), very_first) = time_range(h)?;
     // A harness clock starts at 0 with the clients: keep that origin unless
     // the times are far from it (an imported history's wall clock).
-    let t0 = if first <= t1 - first { 0 } else { first };
-    let span = t1 - t0 + 1;
-    let width = span.div_ceil(BUCKETS).max(1);
-    let n = span.div_ceil(width) as usize;
+    let origin = if very_first < WALL_CLOCK {
+        0
+    } else {
+        very_first
+    };
+    let width = bucket_width(t1 - first + 1, h.txns.len());
+    // Buckets on round clock values, from the one holding the first time.
+    let t0 = origin + (first - origin) / width * width;
+    let n = (t1 - t0 + 1).div_ceil(width) as usize;
     let mut b = Buckets {
+        origin,
         t0,
+        first,
+        last: t1,
         width,
         committed: vec![0; n],
         attempted: vec![0; n],
@@ -113,7 +175,7 @@ pub fn bucket(h: &History) -> Option<Buckets> {
         let Some(at) = t.end.or(t.start) else {
             continue;
         };
-        let i = (((at - t0) / width) as usize).min(n - 1);
+        let i = ((at.saturating_sub(t0) / width) as usize).min(n - 1);
         b.attempted[i] += 1;
         match t.status {
             Status::Ok => {
@@ -136,7 +198,7 @@ pub fn bucket(h: &History) -> Option<Buckets> {
     Some(b)
 }
 
-/// A fault window, in seconds from the first bucket's start.
+/// A fault window, in seconds from the buckets' origin.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultBand {
     /// What was done (`partition`, `reset`, ...).
@@ -153,14 +215,14 @@ pub struct FaultBand {
 
 /// The fault windows of `h`, on the time axis of `b`.
 pub fn fault_bands(h: &History, b: &Buckets) -> Vec<FaultBand> {
-    let rel = |t: u64| t.saturating_sub(b.t0) as f64 / 1e9;
+    let rel = |t: u64| t.saturating_sub(b.origin) as f64 / 1e9;
     h.faults
         .iter()
         .map(|f| FaultBand {
             kind: f.kind.clone(),
             target: f.target.clone(),
             from_s: rel(f.start),
-            to_s: f.end.map_or(b.span_s(), rel),
+            to_s: f.end.map_or(b.start_s() + b.span_s(), rel),
             applied: f.applied,
         })
         .collect()
@@ -172,9 +234,15 @@ pub struct Series<'a> {
     pub name: &'a str,
     /// Its SVG colour.
     pub color: &'a str,
-    /// One value per bucket; `None` leaves a gap.
+    /// One value per bucket; `None` where the bucket has none.
     pub values: Vec<Option<f64>>,
+    /// Its stroke width (the line drawn last, on top, thicker when lines
+    /// may overlap).
+    pub width: f64,
 }
+
+/// This many buckets in a row without a value break a line.
+const GAP: usize = 3;
 
 /// What one chart shows.
 pub struct Chart<'a> {
@@ -182,6 +250,8 @@ pub struct Chart<'a> {
     pub title: &'a str,
     /// The bucket width, in seconds (values sit at bucket midpoints).
     pub bucket_s: f64,
+    /// Where the time axis starts, in seconds from the origin.
+    pub start_s: f64,
     /// The length of the time axis, in seconds.
     pub span_s: f64,
     /// The lines.
@@ -190,7 +260,14 @@ pub struct Chart<'a> {
     pub faults: &'a [FaultBand],
     /// A fixed top of the y axis (1 for rates); else the data's maximum.
     pub y_max: Option<f64>,
+    /// A logarithmic y axis when the values span more than a factor of
+    /// [`LOG_SPREAD`] (latencies: a p50 of 1 ms under a p99 of 2 s).
+    pub log_when_spread: bool,
 }
+
+/// How far apart the smallest and largest positive values must be for a
+/// logarithmic axis.
+pub const LOG_SPREAD: f64 = 30.0;
 
 const W: f64 = 760.0;
 const H: f64 = 220.0;
@@ -235,13 +312,85 @@ pub fn fmt_num(v: f64) -> String {
 /// The unit of a time axis of `span_s` seconds: its name and how many of
 /// it make a second.
 fn time_unit(span_s: f64) -> (&'static str, f64) {
-    if span_s >= 2.0 {
+    if span_s >= 3.0 * 3600.0 {
+        ("h", 1.0 / 3600.0)
+    } else if span_s >= 300.0 {
+        ("min", 1.0 / 60.0)
+    } else if span_s >= 2.0 {
         ("s", 1.0)
     } else if span_s >= 2e-3 {
         ("ms", 1e3)
     } else {
         ("\u{b5}s", 1e6)
     }
+}
+
+/// A duration, e.g. a bucket's width, in its own round unit: `50 ms`.
+pub fn fmt_duration(s: f64) -> String {
+    let (unit, per_s) = if s >= 120.0 {
+        ("min", 1.0 / 60.0)
+    } else if s >= 1.0 {
+        ("s", 1.0)
+    } else if s >= 1e-3 {
+        ("ms", 1e3)
+    } else if s >= 1e-6 {
+        ("\u{b5}s", 1e6)
+    } else {
+        ("ns", 1e9)
+    };
+    format!("{} {unit}", fmt_num(s * per_s))
+}
+
+/// The labels of axis ticks at `ticks` (evenly spaced, or powers of ten):
+/// one suffix for the whole axis (all `k` once the largest reaches 10,000:
+/// `5k`, `10k`, never `5000` beside `10k`) and as many decimals as the
+/// step needs, the same for every label.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let top = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (div, suffix) = if top >= 1e7 {
+        (1e6, "M")
+    } else if top >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    // The smallest difference between ticks says how many decimals.
+    let step = ticks
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs() / div)
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let smallest = ticks
+        .iter()
+        .map(|v| v.abs() / div)
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let finest = step.min(smallest);
+    let mut decimals = if finest.is_finite() {
+        (-(finest.log10() + 1e-9).floor()).clamp(0.0, 9.0) as usize
+    } else {
+        0
+    };
+    // More when a label would not give its tick back (2.5 is not "2").
+    let exact = |d: usize| {
+        ticks.iter().all(|v| {
+            let shown: f64 = format!("{:.d$}", v / div).parse().unwrap_or(f64::NAN);
+            (shown - v / div).abs() <= 1e-9 * (v / div).abs().max(1.0)
+        })
+    };
+    while decimals < 9 && !exact(decimals) {
+        decimals += 1;
+    }
+    ticks
+        .iter()
+        .map(|&v| {
+            if v == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{:.decimals$}{suffix}", v / div)
+            }
+        })
+        .collect()
 }
 
 /// A round step that cuts `0..max` into about `n` parts (1, 2 or 5 times a
@@ -265,30 +414,79 @@ pub fn nice_step(max: f64, n: f64) -> f64 {
     m * mag
 }
 
+/// Labels of a logarithmic axis's powers of ten: `0.1`, `1`, `10`, `1k`.
+pub fn log_tick_labels(ticks: &[f64]) -> Vec<String> {
+    let big = ticks.iter().any(|v| *v >= 1e4);
+    ticks
+        .iter()
+        .map(|&v| {
+            if big && v >= 1e3 {
+                format!("{}k", fmt_num(v / 1e3))
+            } else {
+                fmt_num(v)
+            }
+        })
+        .collect()
+}
+
+/// Round ticks from `from` to `to` (in the axis's unit), about 8 of them,
+/// at multiples of the step.
+pub fn time_ticks(from: f64, to: f64) -> Vec<f64> {
+    let step = nice_step(to - from, 8.0);
+    let first = (from / step - 1e-9).ceil();
+    let last = (to / step + 1e-9).floor();
+    (first as i64..=last as i64)
+        .map(|i| i as f64 * step)
+        .collect()
+}
+
 /// Draws `c` as one inline `<svg>` element.
 pub fn chart(c: &Chart) -> String {
     let mut s = String::new();
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
     let span = if c.span_s > 0.0 { c.span_s } else { 1.0 };
-    let data_max = c
-        .series
-        .iter()
-        .flat_map(|s| s.values.iter().flatten())
-        .fold(0.0f64, |m, &v| m.max(v));
+    let x0_s = c.start_s;
+    let values = || c.series.iter().flat_map(|s| s.values.iter().flatten());
+    let data_max = values().fold(0.0f64, |m, &v| m.max(v));
+    let data_min = values()
+        .filter(|v| **v > 0.0)
+        .fold(f64::INFINITY, |m, &v| m.min(v));
+    let log = c.log_when_spread && data_min.is_finite() && data_max / data_min > LOG_SPREAD;
+    // Linear: 0 to a round top. Logarithmic: whole powers of ten.
+    let (lo, hi) = if log {
+        (
+            data_min.log10().floor(),
+            data_max.log10().ceil().max(data_min.log10().floor() + 1.0),
+        )
+    } else {
+        (0.0, 0.0)
+    };
     let y_step = nice_step(c.y_max.unwrap_or(data_max), 4.0);
     let y_top = match c.y_max {
         Some(m) => m,
         None => (data_max / y_step).ceil().max(1.0) * y_step,
     };
-    let x = |t: f64| LEFT + (t / span).clamp(0.0, 1.0) * pw;
-    let y = |v: f64| TOP + ph - (v / y_top).clamp(0.0, 1.0) * ph;
+    let x = |t: f64| LEFT + ((t - x0_s) / span).clamp(0.0, 1.0) * pw;
+    let y = |v: f64| {
+        let f = if log {
+            (v.max(10f64.powf(lo)).log10() - lo) / (hi - lo)
+        } else {
+            v / y_top
+        };
+        TOP + ph - f.clamp(0.0, 1.0) * ph
+    };
+    let title = if log {
+        format!("{} (log scale)", c.title)
+    } else {
+        c.title.to_string()
+    };
     let _ = write!(
         s,
         "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" \
          width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{t}\">\
          <text x=\"{LEFT}\" y=\"16\" class=\"ptitle\">{t}</text>",
-        t = escape(c.title)
+        t = escape(&title)
     );
     // Fault windows, under everything else.
     let kinds = fault_kinds(c.faults);
@@ -318,9 +516,19 @@ pub fn chart(c: &Chart) -> String {
         );
     }
     // Axes, grid and ticks.
-    let mut v = 0.0;
-    while v <= y_top * 1.0001 {
-        let yy = y(v);
+    let y_ticks: Vec<f64> = if log {
+        (lo as i32..=hi as i32).map(|e| 10f64.powi(e)).collect()
+    } else {
+        let n = (y_top / y_step + 1e-6).floor() as usize;
+        (0..=n).map(|i| i as f64 * y_step).collect()
+    };
+    let y_labels = if log {
+        log_tick_labels(&y_ticks)
+    } else {
+        tick_labels(&y_ticks)
+    };
+    for (v, label) in y_ticks.iter().zip(&y_labels) {
+        let yy = y(*v);
         let _ = write!(
             s,
             "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{x2}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"/>\
@@ -328,14 +536,12 @@ pub fn chart(c: &Chart) -> String {
             x2 = LEFT + pw,
             tx = LEFT - 4.0,
             ty = yy + 3.5,
-            label = escape(&fmt_num(v))
+            label = escape(label)
         );
-        v += y_step;
     }
     let (unit, per_s) = time_unit(span);
-    let x_step = nice_step(span * per_s, 8.0);
-    let mut t = 0.0;
-    while t <= span * per_s * 1.0001 {
+    let x_ticks = time_ticks(x0_s * per_s, (x0_s + span) * per_s);
+    for (t, label) in x_ticks.iter().zip(tick_labels(&x_ticks)) {
         let xx = x(t / per_s);
         let _ = write!(
             s,
@@ -344,9 +550,8 @@ pub fn chart(c: &Chart) -> String {
             y0 = TOP + ph,
             y1 = TOP + ph + 4.0,
             ty = TOP + ph + 15.0,
-            label = escape(&fmt_num(t))
+            label = escape(&label)
         );
-        t += x_step;
     }
     let _ = write!(
         s,
@@ -355,7 +560,8 @@ pub fn chart(c: &Chart) -> String {
         xx = LEFT + pw,
         yy = H - 4.0
     );
-    // The lines, broken where a bucket has no value.
+    // The lines: a bucket without a value (no commit in it) is bridged;
+    // a stall of [`GAP`] buckets or more breaks the line.
     for ser in &c.series {
         let mut run: Vec<(f64, f64)> = Vec::new();
         let flush = |run: &mut Vec<(f64, f64)>, s: &mut String| {
@@ -364,7 +570,7 @@ pub fn chart(c: &Chart) -> String {
                 1 => {
                     let _ = write!(
                         s,
-                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.8\" fill=\"{}\"/>",
+                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{}\"/>",
                         run[0].0,
                         run[0].1,
                         escape(ser.color)
@@ -375,18 +581,26 @@ pub fn chart(c: &Chart) -> String {
                         run.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
                     let _ = write!(
                         s,
-                        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>",
+                        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\" points=\"{}\"/>",
                         escape(ser.color),
+                        ser.width,
                         pts.join(" ")
                     );
                 }
             }
             run.clear();
         };
+        let mut missing = 0;
         for (i, val) in ser.values.iter().enumerate() {
             match val {
-                Some(v) => run.push((x((i as f64 + 0.5) * c.bucket_s), y(*v))),
-                None => flush(&mut run, &mut s),
+                Some(v) => {
+                    if missing >= GAP {
+                        flush(&mut run, &mut s);
+                    }
+                    missing = 0;
+                    run.push((x(x0_s + (i as f64 + 0.5) * c.bucket_s), y(*v)));
+                }
+                None => missing += 1,
             }
         }
         flush(&mut run, &mut s);
@@ -470,18 +684,16 @@ mod tests {
         let h = history();
         let b = bucket(&h).unwrap();
         let (ok, fail, info) = h.status_counts();
-        assert!(b.committed.len() <= BUCKETS as usize && b.committed.len() >= 90);
+        // 1000 transactions over 1 s: 50 buckets of 20 ms.
+        assert_eq!((b.committed.len(), b.width), (50, 20_000_000));
         assert_eq!(b.committed.iter().sum::<u64>(), ok as u64);
         assert_eq!(b.attempted.iter().sum::<u64>(), h.txns.len() as u64);
         assert_eq!(b.aborted.iter().sum::<u64>(), (fail + info) as u64);
-        // Throughput times the bucket width gives the counts back.
-        let total: f64 = b
-            .throughput()
-            .iter()
-            .flatten()
-            .map(|r| r * b.width_s())
-            .sum();
-        assert!((total - ok as f64).abs() < 1e-6, "{total}");
+        // A steady 800 commits/s in every bucket, the last (which the run
+        // fills to 19.7 of its 20 ms) too: no false drop at the end.
+        for r in b.throughput().into_iter().flatten() {
+            assert!((r - 800.0).abs() < 800.0 * 0.02, "{r}");
+        }
         // Every bucket of this steady run sees aborts at 20%.
         for r in b.abort_rate().into_iter().flatten() {
             assert!(r > 0.0 && r < 0.5, "{r}");
@@ -504,6 +716,22 @@ mod tests {
         assert_eq!(b.committed.iter().sum::<u64>(), 1);
         assert_eq!((b.t0, b.width), (5, 1));
         assert_eq!(b.committed.len(), 3);
+        assert_eq!(
+            b.start_s(),
+            5e-9,
+            "the axis starts at the first transaction"
+        );
+        let wall = History::from_txns(vec![txn(
+            0,
+            Status::Ok,
+            1_700_000_000_000_000_000,
+            Some(1_700_000_000_000_000_100),
+        )]);
+        assert_eq!(
+            bucket(&wall).unwrap().start_s(),
+            0.0,
+            "a wall clock counts from the first time"
+        );
         let untimed = History::from_txns(vec![Txn::new(0, 0, Status::Ok, vec![])]);
         assert!(bucket(&untimed).is_none());
     }
@@ -516,14 +744,17 @@ mod tests {
         let svg = chart(&Chart {
             title: "throughput",
             bucket_s: b.width_s(),
+            start_s: b.start_s(),
             span_s: b.span_s(),
             series: vec![Series {
                 name: "committed",
                 color: "#333",
                 values: b.throughput(),
+                width: 1.5,
             }],
             faults: &bands,
             y_max: None,
+            log_when_spread: false,
         });
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert_eq!(svg.matches("class=\"fault\"").count(), 1);
@@ -541,5 +772,120 @@ mod tests {
         assert_eq!(fmt_num(0.0005), "0.0005");
         assert_eq!(fmt_num(2.5e6), "2.5M");
         assert_eq!(fmt_num(0.0), "0");
+    }
+
+    #[test]
+    fn tick_labels_share_one_suffix_and_one_precision() {
+        let t = |xs: &[f64]| tick_labels(xs);
+        assert_eq!(
+            t(&[0.0, 5000.0, 10000.0, 15000.0]),
+            ["0", "5k", "10k", "15k"]
+        );
+        assert_eq!(
+            t(&[0.0, 2000.0, 4000.0, 6000.0, 8000.0]),
+            ["0", "2000", "4000", "6000", "8000"]
+        );
+        assert_eq!(
+            t(&[0.0, 0.2, 0.4, 0.6000000000000001]),
+            ["0", "0.2", "0.4", "0.6"]
+        );
+        assert_eq!(t(&[0.0, 0.5, 1.0, 1.5]), ["0", "0.5", "1.0", "1.5"]);
+        assert_eq!(t(&[0.0, 2.5e6, 5e6, 1e7]), ["0", "2.5M", "5.0M", "10.0M"]);
+        assert_eq!(t(&[0.0, 2e7, 4e7]), ["0", "20M", "40M"]);
+        assert_eq!(t(&[10.0, 20.0, 30.0]), ["10", "20", "30"]);
+        assert_eq!(
+            log_tick_labels(&[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]),
+            ["0.1", "1", "10", "100", "1k", "10k"]
+        );
+        assert_eq!(log_tick_labels(&[0.1, 1.0, 1000.0]), ["0.1", "1", "1000"]);
+        // Time ticks are round, inside the range, from wherever it starts.
+        assert_eq!(
+            t(&time_ticks(0.35, 1.2)),
+            ["0.4", "0.6", "0.8", "1.0", "1.2"]
+        );
+        assert_eq!(
+            time_ticks(0.0, 60.0),
+            [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
+        assert_eq!(time_unit(3600.0), ("min", 1.0 / 60.0));
+        assert_eq!(time_unit(0.1).0, "ms");
+        assert_eq!(fmt_duration(0.05), "50 ms");
+        assert_eq!(fmt_duration(50.0), "50 s");
+        assert_eq!(fmt_duration(0.0000005), "500 ns");
+    }
+
+    #[test]
+    fn buckets_are_round_and_hold_enough_transactions() {
+        let ms = 1_000_000u64;
+        // A 0.1 s run of 300 transactions: 15 buckets would do; 10 ms is
+        // the round width, 10 buckets.
+        assert_eq!(bucket_width(100 * ms, 300), 10 * ms);
+        // Fewer than 200 transactions: still 10 buckets.
+        assert_eq!(bucket_width(100 * ms, 5), 10 * ms);
+        // 5000 transactions in 0.71 s: 100 buckets of about 7.1 ms, made
+        // a round 10 ms (71 buckets), never "0.0007101 s".
+        assert_eq!(bucket_width(710 * ms, 5000), 10 * ms);
+        // An hour with millions of transactions: 100 buckets of 36 s make
+        // 50 s buckets, 72 of them.
+        assert_eq!(bucket_width(3_600_000 * ms, 3_000_000), 50_000 * ms);
+        assert_eq!(bucket_width(3, 1), 1);
+        // Startup before the first transaction takes no room.
+        let late = History::from_txns(
+            (0..100u64)
+                .map(|i| {
+                    txn(
+                        i,
+                        Status::Ok,
+                        5_000_000_000 + i * 10 * ms,
+                        Some(5_000_000_000 + i * 10 * ms + ms),
+                    )
+                })
+                .collect(),
+        );
+        let b = bucket(&late).unwrap();
+        assert_eq!(b.origin, 0, "the harness clock's origin");
+        assert_eq!(
+            (b.t0, b.width, b.committed.len()),
+            (5_000_000_000, 100 * ms, 10)
+        );
+        assert!(b.committed.iter().all(|&c| c == 10), "{:?}", b.committed);
+        assert!((b.start_s() - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn short_gaps_are_bridged_and_log_scale_shows_p50_beside_p99() {
+        let mut p50 = vec![Some(1.0); 20];
+        p50[5] = None;
+        let p99: Vec<Option<f64>> = p50.iter().map(|v| v.map(|_| 2000.0)).collect();
+        let svg = chart(&Chart {
+            title: "latency",
+            bucket_s: 0.01,
+            start_s: 0.0,
+            span_s: 0.2,
+            series: vec![
+                Series {
+                    name: "p99",
+                    color: "#d00",
+                    values: p99,
+                    width: 1.5,
+                },
+                Series {
+                    name: "p50",
+                    color: "#0a0",
+                    values: p50,
+                    width: 2.2,
+                },
+            ],
+            faults: &[],
+            y_max: None,
+            log_when_spread: true,
+        });
+        assert_eq!(svg.matches("<polyline").count(), 2, "one line each: {svg}");
+        assert!(!svg.contains("<circle"), "no isolated dots");
+        assert!(svg.contains("(log scale)"));
+        for label in [">1<", ">10<", ">100<", ">1k<", ">10k<"] {
+            assert!(svg.contains(label), "{label}: {svg}");
+        }
+        assert!(!svg.contains("fault"), "no fault legend without faults");
     }
 }

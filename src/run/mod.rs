@@ -314,12 +314,17 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     };
     let finished = now_rfc3339();
 
-    let h = history::read_jsonl_file(&history_path)
+    // The clients' bar is gone: say what happens while the history is
+    // read back and checked (a spinner, or a status line every 10 s).
+    let progress = Arc::new(crate::progress::Reporter::stderr());
+    let h = progress
+        .read_recorded(&history_path)
         .with_context(|| "cannot read back the recorded history")?;
-    let opts = CheckOptions {
+    let mut opts = CheckOptions {
         timeout: crate::cli::limit(args.check_timeout),
         ..CheckOptions::default()
     };
+    progress.watch(&mut opts, false);
     let mut report = checkers::check(&h, args.level, &opts);
     // The verdict's proof goes beside the report, which stays small.
     if let Some(cert) = report.certificate.take() {
@@ -367,7 +372,10 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         phase.end_check.as_ref(),
     )?;
     // The HTML report and the DOT drawings; the verdict stands without them.
-    if let Err(e) = crate::report::write(&dir, &h) {
+    progress.stage("run: writing report.html");
+    let html = crate::report::write(&dir, &h);
+    progress.finish();
+    if let Err(e) = html {
         eprintln!("warning: {e:#}");
     }
     print_summary(
@@ -453,10 +461,18 @@ fn print_summary(
         let _ = write!(s, "\n{a}");
     }
     if report.anomalies.len() > SHOWN {
+        let found: usize = report.anomaly_counts.values().sum();
+        let kinds: Vec<String> = report
+            .kinds_shown()
+            .iter()
+            .map(|(k, n, shown)| format!("{k}: {shown} of {n}"))
+            .collect();
         let _ = writeln!(
             s,
-            "\n... {} more in the report",
-            report.anomalies.len() - SHOWN
+            "\n{SHOWN} of {} counterexamples shown here; the report has {} of the {found} anomalies found ({})",
+            report.anomalies.len(),
+            report.anomalies.len(),
+            kinds.join(", ")
         );
     }
     let errs: Vec<String> = o

@@ -50,7 +50,7 @@ pub(crate) mod util;
 pub enum Format {
     /// Guess from the content ([`detect`]).
     Auto,
-    /// The native JSON Lines format (DESIGN §3).
+    /// The native JSON Lines format (docs/history-format.md).
     Jsonl,
     /// Elle / Jepsen EDN.
     ElleEdn,
@@ -314,6 +314,17 @@ fn is_blank(path: &Path) -> Result<bool, ParseError> {
 /// whose logs are empty, a JSONL file with only a header and an end line.
 /// Nothing in it could be checked, and an "ok" would be meaningless.
 pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
+    read_counting(path, format, &|_| {})
+}
+
+/// [`read`], telling `on_bytes` how many bytes of the file were read each
+/// time a block of it is read (for a progress bar). Only JSONL is read
+/// through a reader that counts; the other formats do not call it.
+pub fn read_counting(
+    path: &Path,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+) -> Result<History, ParseError> {
     if path.is_file() && is_blank(path)? {
         return Err(ParseError::whole(
             Some(path),
@@ -324,7 +335,7 @@ pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
         Format::Auto => {
             let f = detect(path)?;
             let why = guessed_from(f, path.is_dir());
-            let h = read_as(path, f).map_err(|e| {
+            let h = read_as(path, f, on_bytes).map_err(|e| {
                 if name_confirms(path, f) {
                     e
                 } else {
@@ -333,7 +344,7 @@ pub fn read(path: &Path, format: Format) -> Result<History, ParseError> {
             })?;
             (f, h)
         }
-        f => (f, read_as(path, f)?),
+        f => (f, read_as(path, f, on_bytes)?),
     };
     if h.txns.is_empty() {
         let what = if format.is_directory() {
@@ -393,7 +404,7 @@ fn guessed(mut e: ParseError, format: Format, why: &str) -> ParseError {
 }
 
 /// Reads a history known to be in `format`.
-fn read_as(path: &Path, format: Format) -> Result<History, ParseError> {
+fn read_as(path: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<History, ParseError> {
     if format.is_directory() && !path.is_dir() {
         return Err(ParseError::whole(
             Some(path),
@@ -402,7 +413,7 @@ fn read_as(path: &Path, format: Format) -> Result<History, ParseError> {
     }
     match format {
         Format::Auto => unreachable!("detect never answers auto"),
-        Format::Jsonl => crate::jsonl::read_jsonl_file(path),
+        Format::Jsonl => crate::jsonl::read_jsonl_file_counting(path, on_bytes),
         Format::ElleEdn => elle_edn::read_file(path),
         Format::ElleJson => elle_json::read_file(path),
         Format::Text => text::read_file(path),
