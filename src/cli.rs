@@ -32,6 +32,9 @@ pub enum Command {
     Compare(crate::compare::CompareArgs),
     /// Rebuild the HTML report (and DOT drawings) of a run folder.
     Report(crate::report::ReportArgs),
+    /// Start, stop or inspect a local multi-node cluster (galera,
+    /// pg-replica), each node in its own network namespace.
+    Cluster(crate::cluster::ClusterArgs),
 }
 
 /// The databases `--db` accepts.
@@ -90,6 +93,20 @@ pub struct RunArgs {
     /// spread over them). Default: the database's usual local address.
     #[arg(long = "url", value_name = "URL")]
     pub urls: Vec<String>,
+    /// Run against the cluster `harness cluster up KIND` started (galera,
+    /// pg-replica): its node URLs, each client pinned to one node; for
+    /// pg-replica, read-only transactions go to the standbys. Sets --db.
+    /// Its nodes are command-fault targets (`kill:target=galera-2`).
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with = "urls")]
+    pub cluster: Option<crate::cluster::Kind>,
+    /// The state folder of --cluster (default /tmp/isoharness-cluster/KIND).
+    #[arg(long, value_name = "DIR", requires = "cluster")]
+    pub cluster_state: Option<PathBuf>,
+    /// A read-only node (a standby) that takes the read-only transactions,
+    /// repeatable; with --url for a cluster the harness did not start, or
+    /// with --cluster to choose the standbys by hand.
+    #[arg(long = "read-url", value_name = "URL")]
+    pub read_urls: Vec<String>,
     /// The workload: mini, blindw, range, append or tpcc.
     #[arg(long, default_value = "mini")]
     pub workload: String,
@@ -322,6 +339,7 @@ pub fn main() -> ExitCode {
         Command::Campaign(a) => crate::campaign::command(a),
         Command::Compare(a) => crate::compare::command(a),
         Command::Report(a) => crate::report::command(a),
+        Command::Cluster(a) => crate::cluster::command(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -4,6 +4,7 @@
 mod campaign;
 mod check_cmd;
 mod cli;
+mod cluster;
 mod compare;
 mod nemesis;
 mod progress;

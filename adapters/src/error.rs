@@ -130,6 +130,11 @@ pub enum ErrorClass {
     /// The harness gave up waiting for an answer; the connection is
     /// abandoned, its state is unknown.
     Timeout,
+    /// An error at COMMIT that does not say whether the commit took effect,
+    /// on a connection that stays usable: Galera's 1180 when the node lost
+    /// the primary component while the write set was being replicated (the
+    /// other nodes may have committed it).
+    CommitUncertain,
 }
 
 /// Where in a transaction an error happened; COMMIT is special, because a
@@ -151,10 +156,14 @@ impl ErrorClass {
     }
 
     /// The transaction's fate: `info` only when the connection broke during
-    /// COMMIT (the commit may or may not have happened); `fail` otherwise,
-    /// since the database rolled back or never received COMMIT.
+    /// COMMIT, or the database's answer to COMMIT leaves its outcome open
+    /// ([`ErrorClass::CommitUncertain`]): the commit may or may not have
+    /// happened. `fail` otherwise, since the database rolled back or never
+    /// received COMMIT.
     pub fn status(self, phase: Phase) -> Status {
-        if phase == Phase::Commit && self.breaks_connection() {
+        if phase == Phase::Commit
+            && (self.breaks_connection() || self == ErrorClass::CommitUncertain)
+        {
             Status::Info
         } else {
             Status::Fail
@@ -171,6 +180,7 @@ impl ErrorClass {
             ErrorClass::Statement => "statement",
             ErrorClass::ConnectionLost => "connection-lost",
             ErrorClass::Timeout => "timeout",
+            ErrorClass::CommitUncertain => "commit-uncertain",
         }
     }
 }
@@ -329,6 +339,9 @@ mod tests {
                 assert_eq!(c.status(p), Status::Fail, "{c:?} {p:?}");
             }
         }
+        assert!(!CommitUncertain.breaks_connection());
+        assert_eq!(CommitUncertain.status(Phase::Statement), Status::Fail);
+        assert_eq!(CommitUncertain.status(Phase::Commit), Status::Info);
         for c in [ConnectionLost, Timeout] {
             assert!(c.breaks_connection());
             assert_eq!(c.status(Phase::Begin), Status::Fail);

@@ -121,6 +121,13 @@ pub trait Session: Send {
     /// Closes the connection politely (best effort).
     async fn close(self: Box<Self>);
 
+    /// The cluster node that served the last plan run, when the session
+    /// knows it (a session routed over a cluster's nodes); recorded as the
+    /// transaction's `node`.
+    fn node(&self) -> Option<String> {
+        None
+    }
+
     /// Runs a workload's end-of-run check on the final database state
     /// (TPC-C's consistency conditions), once the clients have stopped.
     /// The default says the adapter cannot; [`exec::SqlSession`] runs it

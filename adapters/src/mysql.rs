@@ -188,6 +188,11 @@ pub fn classify_code(code: u16) -> ErrorClass {
         // innodb_snapshot_isolation refusing a lost update; a group
         // replication conflict at commit.
         1020 | 3101 => ErrorClass::Serialization,
+        // ER_ERROR_DURING_COMMIT: Galera says it when the node loses the
+        // primary component while replicating the write set ("Not
+        // connected to Primary Component"), and the other nodes may still
+        // commit it: at COMMIT the outcome is unknown.
+        1180 => ErrorClass::CommitUncertain,
         // Server shutdown, connection killed or aborted, network errors
         // reported by the server, and the client-side "server gone/lost"
         // codes some servers send back.
@@ -829,6 +834,7 @@ mod tests {
         assert_eq!(classify_code(1053), ErrorClass::ConnectionLost);
         assert_eq!(classify_code(2013), ErrorClass::ConnectionLost);
         assert_eq!(classify_code(1146), ErrorClass::Statement);
+        assert_eq!(classify_code(1180), ErrorClass::CommitUncertain);
         assert_eq!(classify_code(1064), ErrorClass::Statement);
     }
 

@@ -28,6 +28,7 @@ pub fn txn_view(ix: &Index, t: u32) -> TxnView {
         start: x.start,
         end: x.end,
         ops: x.ops.clone(),
+        node: x.node.clone(),
     }
 }
 

@@ -87,6 +87,9 @@ pub struct TxnView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<u64>,
     pub ops: Vec<Op>,
+    /// The cluster node that served it, when the history says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// One edge of a counterexample, with the history's evidence for it.
@@ -390,9 +393,13 @@ impl fmt::Display for Anomaly {
             } else {
                 String::new()
             };
+            let node = t
+                .node
+                .as_ref()
+                .map_or(String::new(), |n| format!(", node {n}"));
             writeln!(
                 f,
-                "  T{} (session {}, {}): {}{more}",
+                "  T{} (session {}{node}, {}): {}{more}",
                 t.id,
                 t.session,
                 t.status.as_str(),

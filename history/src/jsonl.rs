@@ -5,6 +5,11 @@
 //! a single `write` call, so a harness killed at any instant leaves a file of
 //! whole lines; the reader streams, one line at a time, and names the line
 //! of anything it cannot accept.
+//!
+//! A transaction line has `id`, `session`, `status`, `start`, `end`, `ops`,
+//! and optionally `kind`, `error`, `dbts`, and `node`: the cluster node
+//! that served it (`"galera-2"`), written only by runs routed over a
+//! cluster's nodes (`harness run --cluster`, `--read-url`).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -178,6 +183,7 @@ struct RawLine<'a> {
     error: Option<String>,
     dbts: Option<DbTs>,
     kind: Option<String>,
+    node: Option<String>,
     // header
     version: Option<u32>,
     db: Option<String>,
@@ -240,6 +246,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 error: raw.error,
                 dbts: raw.dbts,
                 kind: raw.kind,
+                node: raw.node,
             };
             if let (Some(s), Some(e)) = (t.start, t.end) {
                 if e < s {
@@ -473,6 +480,8 @@ struct TxnLine<'a> {
     error: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dbts: Option<DbTs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -542,6 +551,7 @@ impl<W: Write> JsonlWriter<W> {
             ops: &t.ops,
             error: t.error.as_deref(),
             dbts: t.dbts,
+            node: t.node.as_deref(),
         })
     }
 
@@ -663,6 +673,7 @@ mod tests {
             ],
         );
         t.start = Some(10);
+        t.node = Some("galera-2".into());
         t.error = Some("connection reset".into());
         t.dbts = Some(DbTs {
             start: 4,
@@ -689,8 +700,13 @@ mod tests {
             }),
         };
         let s = to_jsonl_string(&h);
+        assert!(s.contains(r#""node":"galera-2""#), "{s}");
         let back = read_jsonl_str(&s).unwrap();
         assert_eq!(back, h);
+        // Without a node, the line has no `node` field.
+        let mut plain = h.clone();
+        plain.txns[0].node = None;
+        assert!(!to_jsonl_string(&plain).contains("node"));
     }
 
     #[test]

@@ -273,6 +273,9 @@ pub struct Txn {
     pub dbts: Option<DbTs>,
     /// The transaction type (e.g. `new-order`), for per-type abort rates.
     pub kind: Option<String>,
+    /// The node of a cluster that served the transaction (`galera-2`), when
+    /// the run spread its clients over several nodes.
+    pub node: Option<String>,
 }
 
 impl Txn {
@@ -288,6 +291,7 @@ impl Txn {
             error: None,
             dbts: None,
             kind: None,
+            node: None,
         }
     }
 

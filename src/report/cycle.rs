@@ -351,8 +351,12 @@ pub fn draw(a: &Anomaly, prefix: &str) -> String {
                     .iter()
                     .map(|o| checkers::op_text(o, a.write_ids))
                     .collect();
+                let node = t
+                    .node
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(", node {n}"));
                 format!(
-                    "T{} (session {}, {}): {}",
+                    "T{} (session {}{node}, {}): {}",
                     t.id,
                     t.session,
                     t.status.as_str(),
@@ -405,6 +409,7 @@ mod tests {
             status: Status::Ok,
             start: None,
             end: None,
+            node: None,
             ops: vec![Op::Read {
                 key: key.clone(),
                 value: None,

@@ -566,7 +566,11 @@ fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
             "<tr><td>T{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} / {}</td>\
              <td class=\"ops\">{}</td></tr>",
             t.id,
-            t.session,
+            match &t.node {
+                // The cluster node that served it.
+                Some(n) => format!("{} ({})", t.session, escape(n)),
+                None => t.session.to_string(),
+            },
             t.status.as_str(),
             time(t.start),
             time(t.end),

@@ -97,6 +97,7 @@ pub async fn prelude(
         ops: out.ops,
         dbts: out.dbts,
         kind: Some(plan.kind.to_string()),
+        node: None,
     };
     // Recorded even when it failed, so the history shows what happened.
     let _ = tx.send(txn);

@@ -183,7 +183,8 @@ struct Phase {
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
-pub fn command(args: RunArgs) -> Result<u8> {
+pub fn command(mut args: RunArgs) -> Result<u8> {
+    let routing = crate::cluster::prepare_run(&mut args)?;
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -219,7 +220,10 @@ pub fn command(args: RunArgs) -> Result<u8> {
         if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
             anyhow::bail!("--bug only applies to --db memdb");
         }
-        let db = adapters::open(args.db.kind(), &opts)?;
+        let db = match &routing {
+            Some(r) => crate::cluster::route::open(args.db.kind(), &opts, r)?,
+            None => adapters::open(args.db.kind(), &opts)?,
+        };
         let iso = match db.isolation(args.level, args.isolation.as_deref()) {
             Ok(iso) => iso,
             // A database that is not there is told first (with how to
@@ -232,6 +236,17 @@ pub fn command(args: RunArgs) -> Result<u8> {
                 }
             },
         };
+        // PostgreSQL refuses SERIALIZABLE on a hot standby: every read-only
+        // transaction routed there would fail.
+        if routing.as_ref().is_some_and(|r| !r.readers.is_empty())
+            && args.db == crate::cli::DbArg::Postgres
+            && iso.name == "serializable"
+        {
+            bail!(
+                "PostgreSQL standbys refuse SERIALIZABLE transactions, and read-only ones \
+                 go to the standbys: add --isolation repeatable-read (or read committed)"
+            );
+        }
         let header = Header {
             version: 1,
             db: Some(db_name.into()),
@@ -261,12 +276,16 @@ pub fn command(args: RunArgs) -> Result<u8> {
             &history_path,
             faults,
         ));
+        // A cluster whose node faults were just healed: let its nodes
+        // rejoin before the tables are dropped through node 1.
+        let settled = crate::cluster::settle(&args);
         // Drop the run's tables (only those its setup created), also when
         // the run failed, and release its lock.
         let limit = args.connect_timeout + args.statement_timeout;
         let down =
             rt.block_on(async { tokio::time::timeout(limit, db.teardown(args.keep_tables)).await });
         let mut phase = phase?;
+        phase.warnings.extend(settled);
         match down {
             Ok(Ok(())) => {}
             Ok(Err(e)) => phase.warnings.push(e.to_string()),

@@ -156,6 +156,7 @@ pub async fn client(
             ops: outcome.ops,
             dbts: outcome.dbts,
             kind: Some(plan.kind.to_string()),
+            node: s.node(),
         };
         if tx.send(txn).is_err() {
             // The recorder is gone (it could not write); stop everyone.

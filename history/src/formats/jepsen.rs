@@ -240,6 +240,7 @@ impl Builder {
                 error,
                 dbts: None,
                 kind: None,
+                node: None,
             });
             ids.push(id_src);
         }

@@ -1,0 +1,465 @@
+//! Real multi-node clusters on this machine (`harness cluster`): MariaDB
+//! Galera and PostgreSQL streaming replication, each node in its own
+//! network namespace on the harness's bridge.
+//!
+//! Needs root (namespaces, veth, servers run as `mysql` / `postgres`) and
+//! the packages `.ci/services` installs (galera-4, mariadb-server,
+//! postgresql-15). Every test brings its cluster down when it ends, also
+//! when it fails (a guard's `Drop`).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Clusters share the bridge and node addresses: one test at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A cluster a test started; brought down (processes, namespaces, data)
+/// when dropped.
+struct Cluster {
+    kind: &'static str,
+    state: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// A state folder for a `kind` cluster; nothing started yet.
+    fn new(kind: &'static str) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        Cluster {
+            kind,
+            state: dir.path().join("state"),
+            _dir: dir,
+        }
+    }
+
+    fn state(&self) -> &str {
+        self.state.to_str().unwrap()
+    }
+
+    /// `harness cluster ACTION KIND --state DIR EXTRA...`.
+    fn cmd(&self, action: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["cluster", action, self.kind, "--state", self.state()];
+        args.extend_from_slice(extra);
+        harness(&args)
+    }
+
+    /// `cluster up`, asserting it worked; its standard output.
+    fn up(&self, extra: &[&str]) -> String {
+        let t = Instant::now();
+        let o = self.cmd("up", extra);
+        assert!(
+            o.status.success(),
+            "cluster up {}: {}{}",
+            self.kind,
+            stdout(&o),
+            stderr(&o)
+        );
+        eprintln!(
+            "cluster up {} took {:.1} s",
+            self.kind,
+            t.elapsed().as_secs_f64()
+        );
+        stdout(&o)
+    }
+
+    /// `harness run --cluster KIND --cluster-state DIR ARGS`.
+    fn run(&self, out: &Path, args: &[&str]) -> Output {
+        let mut all = vec![
+            "run",
+            "--cluster",
+            self.kind,
+            "--cluster-state",
+            self.state(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        all.extend_from_slice(args);
+        harness(&all)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let o = self.cmd("down", &[]);
+        if !o.status.success() {
+            eprintln!("cluster down {} failed: {}", self.kind, stderr(&o));
+        }
+    }
+}
+
+/// The harness's namespaces whose names start with `prefix`.
+fn namespaces(prefix: &str) -> Vec<String> {
+    let o = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    stdout(&o)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// How many transactions each node served, split into read-only and
+/// writing ones.
+fn by_node(h: &history::History) -> BTreeMap<String, (usize, usize)> {
+    let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for t in &h.txns {
+        let node = t.node.clone().expect("every transaction names its node");
+        let e = m.entry(node).or_default();
+        if t.is_read_only() {
+            e.0 += 1;
+        } else {
+            e.1 += 1;
+        }
+    }
+    m
+}
+
+/// A verdict, not an error: exit 0 (ok) or 1 (anomaly).
+fn assert_verdict(o: &Output) {
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "expected a verdict: {}{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+#[test]
+fn galera_up_run_kill_the_harness_reclaim_and_down() {
+    let _g = serial();
+    let c = Cluster::new("galera");
+    let text = c.up(&["--nodes", "3"]);
+    assert_eq!(text.matches("mysql://root@198.18.0.").count(), 3, "{text}");
+    let urls = std::fs::read_to_string(c.state.join("urls.txt")).unwrap();
+    assert_eq!(urls.lines().filter(|l| !l.starts_with('#')).count(), 3);
+    assert!(c.cmd("status", &[]).status.success());
+    // A second `up` leaves the ready cluster alone.
+    let again = c.up(&["--nodes", "3"]);
+    assert!(again.contains("already up"), "{again}");
+
+    // A short run: every transaction names the node that served it, and
+    // the clients are spread over all three.
+    let out = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "serializable",
+            "--txns",
+            "300",
+            "--clients",
+            "6",
+        ],
+    );
+    assert_verdict(&o);
+    let h = read_history(&run_dir(out.path()), 300);
+    let nodes: BTreeSet<String> = by_node(&h).into_keys().collect();
+    assert_eq!(
+        nodes,
+        ["galera-1", "galera-2", "galera-3"]
+            .map(String::from)
+            .into(),
+        "the clients are spread over the nodes"
+    );
+
+    // The harness SIGKILLed in the middle of a run with a node killed by
+    // its nemesis: the next `up` rebuilds a ready cluster.
+    let out2 = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--cluster", "galera", "--cluster-state", c.state()])
+        .args(["--out", out2.path().to_str().unwrap()])
+        .args([
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "serializable",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--nemesis",
+            "kill:target=galera-2,at=1s,for=50s",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let st = c.cmd("status", &[]);
+    assert!(!st.status.success(), "galera-2 is down: {}", stdout(&st));
+    let rebuilt = c.up(&["--nodes", "3"]);
+    assert!(rebuilt.contains("ready in"), "{rebuilt}");
+    assert!(c.cmd("status", &[]).status.success());
+
+    // `down` removes everything, and says so again when there is nothing.
+    assert!(c.cmd("down", &[]).status.success());
+    assert!(namespaces("isoh-galera-").is_empty());
+    assert!(!c.state.exists());
+    assert!(c.cmd("down", &[]).status.success());
+    let st = c.cmd("status", &[]);
+    assert_eq!(st.status.code(), Some(2));
+}
+
+#[test]
+fn galera_partition_and_kill_fail_cleanly_and_heal() {
+    let _g = serial();
+    let c = Cluster::new("galera");
+    c.up(&["--nodes", "3"]);
+    let out = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "serializable",
+            "--duration",
+            "16s",
+            "--clients",
+            "6",
+            "--statement-timeout",
+            "5s",
+            "--nemesis",
+            "partition:target=galera-3,at=2s,for=10s",
+        ],
+    );
+    // Serializable Galera keeps SI across nodes: no anomaly at si.
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let h = history::read_jsonl_file(&run_dir(out.path()).join("history.jsonl")).unwrap();
+    assert_eq!(h.faults.len(), 1);
+    let f = &h.faults[0];
+    assert_eq!(
+        (f.kind.as_str(), f.target.as_deref(), f.applied),
+        ("partition", Some("galera-3"), true)
+    );
+    let (from, to) = (f.start, f.end.expect("healed"));
+    // The majority commits again once Galera has evicted the cut-off node
+    // (evs.suspect_timeout, 5 s; commits stall until then).
+    let majority = h.txns.iter().filter(|t| {
+        t.status == history::Status::Ok
+            && t.node.as_deref() != Some("galera-3")
+            && t.start.is_some_and(|s| s > from + 7_000_000_000 && s < to)
+    });
+    assert!(
+        majority.count() > 0,
+        "the majority commits while galera-3 is cut off"
+    );
+    // The cluster heals: all three nodes synced again.
+    let t = Instant::now();
+    while !c.cmd("status", &[]).status.success() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the cluster did not heal"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
+    // A node killed with SIGKILL mid-run and started again: its clients'
+    // transactions in the window are not `ok`, it rejoins, and the check
+    // stays sound (no anomaly at si).
+    let out2 = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out2.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "serializable",
+            "--duration",
+            "10s",
+            "--clients",
+            "6",
+            "--statement-timeout",
+            "5s",
+            "--nemesis",
+            "kill:target=galera-2,at=2s,for=4s",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let h = history::read_jsonl_file(&run_dir(out2.path()).join("history.jsonl")).unwrap();
+    assert_eq!(h.faults.len(), 1, "{:?}", h.faults);
+    let f = &h.faults[0];
+    assert_eq!(
+        (f.kind.as_str(), f.target.as_deref(), f.applied),
+        ("kill", Some("galera-2"), true)
+    );
+    let (from, to) = (f.start + 500_000_000, f.end.expect("started again"));
+    let served_while_dead = h.txns.iter().filter(|t| {
+        t.status == history::Status::Ok
+            && t.node.as_deref() == Some("galera-2")
+            && t.start.is_some_and(|s| s > from && s < to)
+    });
+    assert_eq!(
+        served_while_dead.count(),
+        0,
+        "a killed node commits nothing"
+    );
+    let t = Instant::now();
+    while !c.cmd("status", &[]).status.success() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "galera-2 did not rejoin"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+#[test]
+fn pg_replica_reads_on_standbys_writes_on_the_primary() {
+    let _g = serial();
+    let c = Cluster::new("pg-replica");
+    let text = c.up(&["--nodes", "3"]);
+    assert!(
+        text.contains("primary") && text.matches("standby").count() == 2,
+        "{text}"
+    );
+    // Standbys refuse SERIALIZABLE: said before anything runs.
+    let refused = tempfile::tempdir().unwrap();
+    let o = c.run(refused.path(), &["--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--isolation repeatable-read"),
+        "{}",
+        stderr(&o)
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "repeatable-read",
+            "--txns",
+            "400",
+            "--clients",
+            "4",
+        ],
+    );
+    assert_verdict(&o);
+    let h = read_history(&run_dir(out.path()), 400);
+    let m = by_node(&h);
+    // Writes only on the primary; the standbys serve read-only ones.
+    assert_eq!(m.get("pg-1").map_or(0, |x| x.0), 0, "{m:?}");
+    assert!(m["pg-1"].1 > 0, "{m:?}");
+    for s in ["pg-2", "pg-3"] {
+        let (reads, writes) = m.get(s).copied().unwrap_or_default();
+        assert!(reads > 0 && writes == 0, "{s}: {m:?}");
+    }
+
+    // A standby killed with SIGKILL mid-run and started again: the fault
+    // line names it, and it streams again afterwards.
+    let out2 = tempfile::tempdir().unwrap();
+    let o = c.run(
+        out2.path(),
+        &[
+            "--workload",
+            "mini",
+            "--level",
+            "si",
+            "--isolation",
+            "repeatable-read",
+            "--duration",
+            "6s",
+            "--clients",
+            "4",
+            "--nemesis",
+            "kill:target=pg-2,at=1s,for=2s",
+        ],
+    );
+    assert_verdict(&o);
+    let h = history::read_jsonl_file(&run_dir(out2.path()).join("history.jsonl")).unwrap();
+    assert_eq!(h.faults.len(), 1, "{:?}", h.faults);
+    let f = &h.faults[0];
+    assert_eq!(
+        (f.kind.as_str(), f.target.as_deref(), f.applied),
+        ("kill", Some("pg-2"), true)
+    );
+    assert!(f.end.is_some(), "the node was started again");
+    let t = Instant::now();
+    while !c.cmd("status", &[]).status.success() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "pg-2 does not stream again"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    assert!(c.cmd("down", &[]).status.success());
+    assert!(namespaces("isoh-pg-").is_empty());
+}
+
+#[test]
+fn a_missing_package_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["cluster", "up", "galera", "--state"])
+        .arg(dir.path().join("s"))
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("apt package `iproute2`"), "{err}");
+}
+
+#[test]
+fn a_counterexample_names_the_nodes() {
+    // A read on galera-2 that misses a commit galera-1 acknowledged before
+    // it began: a stale read, shown with both nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.jsonl");
+    std::fs::write(
+        &path,
+        r#"{"type":"header","version":1}
+{"id":0,"session":0,"status":"ok","start":0,"end":100,"ops":[["w",1,11]],"node":"galera-1"}
+{"id":1,"session":1,"status":"ok","start":200,"end":300,"ops":[["r",1,null]],"node":"galera-2"}
+{"type":"end","txns":2}
+"#,
+    )
+    .unwrap();
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "sser"]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("stale read"), "{text}");
+    assert!(text.contains("T0 (session 0, node galera-1, ok)"), "{text}");
+    assert!(text.contains("T1 (session 1, node galera-2, ok)"), "{text}");
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "sser", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let nodes: Vec<&str> = v["anomalies"][0]["txns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["node"].as_str())
+        .collect();
+    assert_eq!(nodes.len(), 2, "{v}");
+}
