@@ -647,7 +647,8 @@ mod tests {
 
     #[test]
     fn a_last_line_cut_mid_record_ends_the_history() {
-        let text = "{\"id\":0,\"session\":0,\"status\":\"ok\",\"ops\":[[\"w\",1,1]]}\n{\"id\":1,\"ses";
+        let text =
+            "{\"id\":0,\"session\":0,\"status\":\"ok\",\"ops\":[[\"w\",1,1]]}\n{\"id\":1,\"ses";
         let h = read_jsonl_str(text).expect("the cut line is dropped");
         assert_eq!(h.txns.len(), 1);
         assert!(h.end.is_none());
