@@ -297,6 +297,10 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
             "6",
             "--statement-timeout",
             "5s",
+            // After the partition above, a rejoining node can hold up the
+            // tables' setup for a while.
+            "--connect-timeout",
+            "40s",
             "--nemesis",
             "kill:target=galera-2,at=2s,for=4s",
         ],
