@@ -222,7 +222,7 @@ impl Conv<'_> {
             };
             match (self.txn(f), self.txn(t)) {
                 (Some(a), Some(b)) => {
-                    if l_is_internal(label) || a.0 == b.0 {
+                    if label.dep == Dep::Internal || a.0 == b.0 {
                         continue;
                     }
                     out.push(self.proof_edge(a.0, b.0, label, s)?);
@@ -288,8 +288,4 @@ impl Conv<'_> {
             key: Some(self.ix.keys[l.key as usize].clone()),
         })
     }
-}
-
-fn l_is_internal(l: Label) -> bool {
-    l.dep == Dep::Internal
 }
