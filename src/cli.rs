@@ -102,6 +102,16 @@ pub struct RunArgs {
     /// The state folder of --cluster (default /tmp/isoharness-cluster/KIND).
     #[arg(long, value_name = "DIR", requires = "cluster")]
     pub cluster_state: Option<PathBuf>,
+    /// Bring --cluster up first with this many nodes, as `harness cluster
+    /// up KIND --nodes N` would (a cluster already up with this shape and
+    /// these options is used as it is).
+    #[arg(long, value_name = "N", requires = "cluster", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::MAX_NODES)))]
+    pub cluster_nodes: Option<u32>,
+    /// A server option of --cluster, repeatable, as `harness cluster up
+    /// --server-opt` takes it (`wsrep-sync-wait=1`); brings the cluster up
+    /// first with these options (3 nodes unless --cluster-nodes).
+    #[arg(long = "cluster-opt", value_name = "NAME=VALUE", requires = "cluster")]
+    pub cluster_opts: Vec<String>,
     /// A read-only node (a standby) that takes the read-only transactions,
     /// repeatable; with --url for a cluster the harness did not start, or
     /// with --cluster to choose the standbys by hand.

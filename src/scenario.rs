@@ -156,9 +156,21 @@ impl Scenario {
         }
         let mut argv = vec!["harness".to_string(), "run".to_string()];
         argv.extend(self.to_argv(&|_| false)?);
-        crate::cli::Cli::try_parse_from(argv).map_err(|e| anyhow!("{}", clap_message(&e)))?;
-        // What clap cannot see: the command faults' targets.
-        Nemesis::from_specs(self.nemesis_specs()?, &self.targets).map_err(|e| anyhow!(e))?;
+        let cli =
+            crate::cli::Cli::try_parse_from(argv).map_err(|e| anyhow!("{}", clap_message(&e)))?;
+        // What clap cannot see: the command faults' targets, with those a
+        // `--cluster` run makes for its nodes.
+        let mut targets = self.targets.clone();
+        if let crate::cli::Command::Run(a) = &cli.command {
+            if let Some(kind) = a.cluster {
+                let planned =
+                    crate::cluster::planned_targets(kind, a.cluster_state.clone(), a.cluster_nodes)?;
+                for (name, t) in planned {
+                    targets.entry(name).or_insert(t);
+                }
+            }
+        }
+        Nemesis::from_specs(self.nemesis_specs()?, &targets).map_err(|e| anyhow!(e))?;
         Ok(())
     }
 

@@ -400,14 +400,29 @@ pub fn pid_of(node: &Node) -> Option<u32> {
 }
 
 fn up(a: &UpArgs) -> Result<u8> {
+    let (c, what) = ensure_up(a)?;
+    print_urls(&c, &what);
+    Ok(0)
+}
+
+/// Brings a cluster up as `a` says, or leaves it when it is up with that
+/// shape and those options; returns it and how it came to be (`already
+/// up`, `ready in 17.2 s`).
+pub fn ensure_up(a: &UpArgs) -> Result<(Cluster, String)> {
     let kind = a.common.kind;
     let state = a.common.state();
     check_packages(kind)?;
-    // A cluster of this shape that is up and ready is left alone.
     if let Some(c) = Cluster::load(kind, &state)? {
+        // A run killed mid-fault may have left a node paused, cut off or
+        // on a degraded link: undo all of that first.
+        for n in &c.nodes {
+            netns::signal_all(&n.ns, "CONT");
+            netns::unblock_all(&n.ns);
+            netns::unnetem(&n.ns);
+        }
+        // A cluster of this shape that is up and ready is left alone.
         if c.nodes.len() == a.nodes as usize && c.options == a.server_opts && ready(&c).is_ok() {
-            print_urls(&c, "already up");
-            return Ok(0);
+            return Ok((c, "already up".into()));
         }
     }
     down(kind, &state, true);
@@ -439,11 +454,8 @@ fn up(a: &UpArgs) -> Result<u8> {
         );
     }
     write_urls(&c)?;
-    print_urls(
-        &c,
-        &format!("ready in {:.1} s", began.elapsed().as_secs_f64()),
-    );
-    Ok(0)
+    let what = format!("ready in {:.1} s", began.elapsed().as_secs_f64());
+    Ok((c, what))
 }
 
 fn print_urls(c: &Cluster, what: &str) {
@@ -559,12 +571,25 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
     let c = Cluster::load(a.common.kind, &state)?
         .ok_or_else(|| anyhow!("no {} cluster in {}", a.common.kind.name(), state.display()))?;
     let nodes: Vec<&Node> = a.nodes.iter().map(|n| c.node(n)).collect::<Result<_>>()?;
+    let whole = |name: &str, order: Vec<&Node>| -> Result<u8> {
+        let p = Partition::of(name, &order);
+        for (x, y) in p.cuts() {
+            cut(x, y)?;
+        }
+        say_detail(&p.describe());
+        Ok(0)
+    };
     match a.fault.as_str() {
-        "halves" | "bridge" => {
-            for (x, y) in shape(&c, &a.fault) {
-                cut(x, y)?;
-            }
-            return Ok(0);
+        "halves" | "bridge" => return whole(&a.fault, c.nodes.iter().collect()),
+        "random" => {
+            // Jepsen's random partitions: a shape drawn per fault, over the
+            // nodes in a shuffled order, from the fault's seed.
+            let seed = std::env::var("ISOHARNESS_SEED")
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0);
+            let (shape, order) = random_shape(&c, seed);
+            return whole(shape, order);
         }
         "heal" => {
             for o in &c.nodes {
@@ -592,16 +617,37 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
             "isolate" => {
                 // Both directions between this node and every other node;
                 // the host (the clients) still reaches it, as in Jepsen.
-                for o in c.nodes.iter().filter(|o| o.index != n.index) {
-                    cut(n, o)?;
-                }
+                let mut order = vec![*n];
+                order.extend(c.nodes.iter().filter(|o| o.index != n.index));
+                whole("isolate", order)?;
             }
+            "netem" => {
+                let ms = |v: &str| -> Result<u64> {
+                    std::env::var(v)
+                        .unwrap_or_else(|_| "0".into())
+                        .parse()
+                        .with_context(|| format!("{v} is not a number of milliseconds"))
+                };
+                let loss: f64 = std::env::var("ISOHARNESS_LOSS_PCT")
+                    .unwrap_or_else(|_| "0".into())
+                    .parse()
+                    .context("ISOHARNESS_LOSS_PCT is not a percentage")?;
+                let (delay, jitter) = (ms("ISOHARNESS_DELAY_MS")?, ms("ISOHARNESS_JITTER_MS")?);
+                netns::netem(&n.ns, delay, jitter, loss)?;
+                say_detail(&format!("{} link: tc netem delay {delay}ms {jitter}ms loss {loss}%", n.name));
+            }
+            "unnetem" => netns::unnetem(&n.ns),
             f => bail!(
-                "unknown node fault {f:?} (kill, start, pause, resume, isolate, halves, bridge, heal)"
+                "unknown node fault {f:?} (kill, start, pause, resume, isolate, netem, unnetem, halves, bridge, random, heal)"
             ),
         }
     }
     Ok(0)
+}
+
+/// Tells the nemesis what a fault did (see `nemesis::command::DETAIL_PREFIX`).
+fn say_detail(d: &str) {
+    println!("{} {d}", crate::nemesis::command::DETAIL_PREFIX);
 }
 
 /// Drops the packets between two nodes, both ways.
@@ -610,20 +656,75 @@ fn cut(a: &Node, b: &Node) -> Result<()> {
     netns::block(&b.ns, &a.addr, true)
 }
 
-/// The node pairs a partition of the whole cluster cuts. `halves`: the
-/// first ⌊n/2⌋ nodes (the minority) from the rest. `bridge`: the nodes
-/// before the middle one from those after it, the middle node seeing
-/// both sides (Jepsen's bridge).
-fn shape<'a>(c: &'a Cluster, name: &str) -> Vec<(&'a Node, &'a Node)> {
-    let n = c.nodes.len();
-    let (left, right) = match name {
-        "halves" => (&c.nodes[..n / 2], &c.nodes[n / 2..]),
-        _ if n < 3 => (&c.nodes[..0], &c.nodes[..0]),
-        _ => (&c.nodes[..n / 2], &c.nodes[n / 2 + 1..]),
+/// A partition of a whole cluster: two sides that cannot reach each
+/// other, and for `bridge` the node that still sees both.
+#[derive(Debug)]
+struct Partition<'a> {
+    shape: &'static str,
+    left: Vec<&'a Node>,
+    bridge: Option<&'a Node>,
+    right: Vec<&'a Node>,
+}
+
+impl<'a> Partition<'a> {
+    /// The partition `shape` makes of the nodes in `order`. `isolate`: the
+    /// first node from the rest. `halves`: the first ⌊n/2⌋ nodes (the
+    /// minority) from the rest. `bridge`: the nodes before the middle one
+    /// from those after it, the middle node seeing both sides (Jepsen's
+    /// bridge; with fewer than 3 nodes it cuts nothing).
+    fn of(shape: &str, order: &[&'a Node]) -> Partition<'a> {
+        let n = order.len();
+        let (shape, l, b, r) = match shape {
+            "isolate" => ("isolate", n.min(1), None, n.min(1)),
+            "halves" => ("halves", n / 2, None, n / 2),
+            _ if n < 3 => ("bridge", 0, None, n),
+            _ => ("bridge", n / 2, Some(order[n / 2]), n / 2 + 1),
+        };
+        Partition {
+            shape,
+            left: order[..l].to_vec(),
+            bridge: b,
+            right: order[r..].to_vec(),
+        }
+    }
+
+    /// The node pairs it cuts.
+    fn cuts(&self) -> Vec<(&'a Node, &'a Node)> {
+        self.left
+            .iter()
+            .flat_map(|x| self.right.iter().map(move |y| (*x, *y)))
+            .collect()
+    }
+
+    /// `halves: galera-1 | galera-2 galera-3`, for the fault's detail.
+    fn describe(&self) -> String {
+        let names = |v: &[&Node]| {
+            let mut v: Vec<&str> = v.iter().map(|n| n.name.as_str()).collect();
+            v.sort_unstable();
+            v.join(" ")
+        };
+        let mut s = format!("{}: {} | {}", self.shape, names(&self.left), names(&self.right));
+        if let Some(b) = self.bridge {
+            let _ = write!(s, " ({} sees both)", b.name);
+        }
+        s
+    }
+}
+
+/// A random partition shape (isolate one node, halves, or bridge) and the
+/// shuffled node order it applies to, drawn from `seed`.
+fn random_shape(c: &Cluster, seed: u64) -> (&'static str, Vec<&Node>) {
+    use rand::seq::SliceRandom;
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut order: Vec<&Node> = c.nodes.iter().collect();
+    order.shuffle(&mut rng);
+    let shapes: &[&'static str] = if order.len() >= 3 {
+        &["isolate", "halves", "bridge"]
+    } else {
+        &["isolate", "halves"]
     };
-    left.iter()
-        .flat_map(|x| right.iter().map(move |y| (x, y)))
-        .collect()
+    (shapes[rng.random_range(0..shapes.len())], order)
 }
 
 /// After a `--cluster` run with node faults: waits (up to 30 s) until the
@@ -668,6 +769,27 @@ pub fn prepare_run(args: &mut crate::cli::RunArgs) -> Result<Option<route::Routi
         .cluster_state
         .clone()
         .unwrap_or_else(|| kind.default_state());
+    if args.cluster_nodes.is_some() || !args.cluster_opts.is_empty() {
+        let (c, what) = ensure_up(&UpArgs {
+            common: Common {
+                kind,
+                state: Some(state.clone()),
+            },
+            nodes: args.cluster_nodes.unwrap_or(3),
+            timeout: Duration::from_secs(180),
+            server_opts: args.cluster_opts.clone(),
+        })?;
+        eprintln!(
+            "{} cluster of {} nodes {what} (options: {})",
+            kind.name(),
+            c.nodes.len(),
+            if c.options.is_empty() {
+                "none".to_string()
+            } else {
+                c.options.join(" ")
+            }
+        );
+    }
     let Some(mut entries) = read_urls(&state)? else {
         bail!(
             "no {} cluster in {}: start one with `harness cluster up {}`",
@@ -696,6 +818,22 @@ pub fn prepare_run(args: &mut crate::cli::RunArgs) -> Result<Option<route::Routi
     Ok(Some(route::Routing::of_entries(&entries)))
 }
 
+/// The command-fault targets a `--cluster` run will have, for checking a
+/// scenario before the cluster is up: `nodes` nodes, else as many as the
+/// cluster in `state` has, else 3.
+pub fn planned_targets(
+    kind: Kind,
+    state: Option<PathBuf>,
+    nodes: Option<u32>,
+) -> Result<crate::nemesis::Targets> {
+    let state = state.unwrap_or_else(|| kind.default_state());
+    let n = match nodes {
+        Some(n) => n,
+        None => Cluster::load(kind, &state)?.map_or(3, |c| c.nodes.len() as u32),
+    };
+    targets(&Cluster::new(kind, n, state, Vec::new()))
+}
+
 /// The command-fault targets of a cluster run: one per node, whose
 /// commands call this binary's hidden `cluster node` command.
 pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
@@ -722,12 +860,14 @@ pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
                 restart: Some(format!("{} && {}", cmd("kill"), cmd("start"))),
                 partition: Some(cmd("isolate")),
                 heal: Some(cmd("heal")),
+                netem: Some(cmd("netem")),
+                unnetem: Some(cmd("unnetem")),
                 timeout: Some("120s".into()),
             },
         );
     }
     // Partitions of the whole cluster, by shape.
-    for shape in ["halves", "bridge"] {
+    for shape in ["halves", "bridge", "random"] {
         let cmd = |f: &str| {
             format!(
                 "{} cluster node {f} {} --state {}",
@@ -762,19 +902,54 @@ mod tests {
     #[test]
     fn partition_shapes() {
         let c = Cluster::new(Kind::Galera, 5, PathBuf::from("/x"), Vec::new());
+        let all: Vec<&Node> = c.nodes.iter().collect();
         let p = |a: &str, b: &str| (a.to_string(), b.to_string());
         // 2 against 3.
-        assert_eq!(names(&shape(&c, "halves")).len(), 6);
-        assert!(names(&shape(&c, "halves")).contains(&p("galera-2", "galera-5")));
+        let h = Partition::of("halves", &all);
+        assert_eq!(names(&h.cuts()).len(), 6);
+        assert!(names(&h.cuts()).contains(&p("galera-2", "galera-5")));
+        assert_eq!(h.describe(), "halves: galera-1 galera-2 | galera-3 galera-4 galera-5");
         // 1, 2 | 3 | 4, 5: galera-3 sees both sides.
-        let b = names(&shape(&c, "bridge"));
-        assert_eq!(b.len(), 4);
-        assert!(b.iter().all(|(x, y)| x != "galera-3" && y != "galera-3"));
-        let c3 = Cluster::new(Kind::Galera, 3, PathBuf::from("/x"), Vec::new());
+        let b = Partition::of("bridge", &all);
+        assert_eq!(b.cuts().len(), 4);
+        assert!(names(&b.cuts()).iter().all(|(x, y)| x != "galera-3" && y != "galera-3"));
         assert_eq!(
-            names(&shape(&c3, "bridge")),
+            b.describe(),
+            "bridge: galera-1 galera-2 | galera-4 galera-5 (galera-3 sees both)"
+        );
+        let c3 = Cluster::new(Kind::Galera, 3, PathBuf::from("/x"), Vec::new());
+        let all3: Vec<&Node> = c3.nodes.iter().collect();
+        assert_eq!(
+            names(&Partition::of("bridge", &all3).cuts()),
             vec![p("galera-1", "galera-3")]
         );
+        let i = Partition::of("isolate", &[&c3.nodes[2], &c3.nodes[0], &c3.nodes[1]]);
+        assert_eq!(i.describe(), "isolate: galera-3 | galera-1 galera-2");
+        assert_eq!(i.cuts().len(), 2);
+    }
+
+    #[test]
+    fn random_partitions_are_seeded_and_vary() {
+        let c = Cluster::new(Kind::Galera, 5, PathBuf::from("/x"), Vec::new());
+        let draw = |seed| {
+            let (shape, order) = random_shape(&c, seed);
+            Partition::of(shape, &order).describe()
+        };
+        assert_eq!(draw(7), draw(7));
+        let seen: std::collections::BTreeSet<String> = (0..40).map(draw).collect();
+        for shape in ["isolate:", "halves:", "bridge:"] {
+            assert!(seen.iter().any(|d| d.starts_with(shape)), "{seen:?}");
+        }
+        // Shuffled: not always the same minority.
+        let halves: std::collections::BTreeSet<&String> =
+            seen.iter().filter(|d| d.starts_with("halves:")).collect();
+        assert!(halves.len() > 1, "{halves:?}");
+        // Every shape cuts something and leaves every node on some side.
+        for d in &seen {
+            for n in 1..=5 {
+                assert!(d.contains(&format!("galera-{n}")), "{d}");
+            }
+        }
     }
 
     #[test]

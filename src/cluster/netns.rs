@@ -186,3 +186,38 @@ pub fn unblock_all(ns: &str) {
         }
     }
 }
+
+/// Degrades the link of namespace `ns` (its `eth0`, so every packet the
+/// node sends: to the other nodes and to the clients) with the kernel's
+/// netem queueing discipline.
+pub fn netem(ns: &str, delay_ms: u64, jitter_ms: u64, loss_pct: f64) -> Result<()> {
+    let (delay, jitter, loss) = (
+        format!("{delay_ms}ms"),
+        format!("{jitter_ms}ms"),
+        format!("{loss_pct}%"),
+    );
+    let mut args = vec!["-n", ns, "qdisc", "replace", "dev", "eth0", "root", "netem"];
+    if delay_ms > 0 {
+        args.extend(["delay", &delay]);
+        if jitter_ms > 0 {
+            args.push(&jitter);
+        }
+    }
+    if loss_pct > 0.0 {
+        args.extend(["loss", &loss]);
+    }
+    run("tc", &args).map(|_| ()).map_err(|e| {
+        if format!("{e:#}").contains("qdisc kind is unknown") {
+            anyhow::anyhow!(
+                "this kernel has no netem queueing discipline (module sch_netem): {e:#}"
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Lifts [`netem`] again (nothing to do when it is not there).
+pub fn unnetem(ns: &str) {
+    let _ = run("tc", &["-n", ns, "qdisc", "del", "dev", "eth0", "root"]);
+}

@@ -29,15 +29,18 @@ pub enum Action {
     Restart,
     /// `partition`, then `heal` after the fault's length.
     Partition,
+    /// `netem` (delay, jitter, loss on the target's link), then `unnetem`.
+    Netem,
 }
 
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 4] = [
+    pub const ALL: [Action; 5] = [
         Action::Pause,
         Action::Kill,
         Action::Restart,
         Action::Partition,
+        Action::Netem,
     ];
 
     /// The name in specs, scenarios and `fault` lines.
@@ -47,6 +50,7 @@ impl Action {
             Action::Kill => "kill",
             Action::Restart => "restart",
             Action::Partition => "partition",
+            Action::Netem => "netem",
         }
     }
 
@@ -57,6 +61,7 @@ impl Action {
             Action::Kill => Some("start"),
             Action::Restart => None,
             Action::Partition => Some("heal"),
+            Action::Netem => Some("unnetem"),
         }
     }
 
@@ -86,6 +91,12 @@ pub struct Target {
     pub partition: Option<String>,
     /// Undoes `partition`.
     pub heal: Option<String>,
+    /// Degrades its link (`tc qdisc ... netem`); the fault's parameters
+    /// come in `ISOHARNESS_DELAY_MS`, `ISOHARNESS_JITTER_MS` and
+    /// `ISOHARNESS_LOSS_PCT`.
+    pub netem: Option<String>,
+    /// Undoes `netem`.
+    pub unnetem: Option<String>,
     /// How long any one command may run (default 60 s), e.g. `"90s"`.
     pub timeout: Option<String>,
 }
@@ -104,6 +115,8 @@ impl Target {
             "restart" => self.restart.as_deref(),
             "partition" => self.partition.as_deref(),
             "heal" => self.heal.as_deref(),
+            "netem" => self.netem.as_deref(),
+            "unnetem" => self.unnetem.as_deref(),
             _ => None,
         }
     }
@@ -126,17 +139,25 @@ pub struct CommandEnv {
     pub run_dir: PathBuf,
 }
 
-/// Runs `cmd` for the fault `what` on `target`; `Err` carries a short
-/// reason (exit status and the end of the output). Output is appended to
-/// the log; passwords in the command are not written out.
+/// The prefix of an output line by which a command says what exactly it
+/// did (a partition's sides, say); the rest of the line becomes the
+/// fault's `detail`.
+pub const DETAIL_PREFIX: &str = "isoharness-detail:";
+
+/// Runs `cmd` for the fault `what` on `target`, with the extra environment
+/// `vars`; `Ok` carries the detail the command printed (a line starting
+/// with [`DETAIL_PREFIX`]), `Err` a short reason (exit status and the end
+/// of the output). Output is appended to the log; passwords in the command
+/// are not written out.
 pub async fn run(
     env: &CommandEnv,
     target: &str,
     what: &str,
     cmd: &str,
+    vars: &[(&str, String)],
     limit: Duration,
     at_ns: u64,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let mut log = open_log(&env.log)?;
     let _ = writeln!(
         log,
@@ -156,6 +177,7 @@ pub async fn run(
         .env("ISOHARNESS_TARGET", target)
         .env("ISOHARNESS_FAULT", what)
         .env("ISOHARNESS_RUN_DIR", &env.run_dir)
+        .envs(vars.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
@@ -171,7 +193,7 @@ pub async fn run(
         }
     };
     if status.success() {
-        Ok(())
+        Ok(detail(&env.log, from))
     } else {
         let code = status
             .code()
@@ -190,14 +212,30 @@ fn open_log(path: &Path) -> Result<File, String> {
         .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
-/// The last line or so the command wrote, as `: text`, redacted.
-fn tail(path: &Path, from: u64) -> String {
+/// The output the command wrote since `from`.
+fn output(path: &Path, from: u64) -> String {
     let mut text = String::new();
     if let Ok(mut f) = File::open(path) {
         if f.seek(SeekFrom::Start(from)).is_ok() {
             let _ = f.take(64 * 1024).read_to_string(&mut text);
         }
     }
+    text
+}
+
+/// The last detail line the command wrote, redacted.
+fn detail(path: &Path, from: u64) -> Option<String> {
+    output(path, from)
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(DETAIL_PREFIX))
+        .map(|d| adapters::redact_url(d.trim()))
+        .filter(|d| !d.is_empty())
+}
+
+/// The last line or so the command wrote, as `: text`, redacted.
+fn tail(path: &Path, from: u64) -> String {
+    let text = output(path, from);
     let last: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -236,22 +274,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = env(dir.path());
         let limit = Duration::from_secs(5);
-        run(&e, "t", "pause", "echo hello $ISOHARNESS_TARGET", limit, 0)
-            .await
-            .unwrap();
+        let said = run(
+            &e,
+            "t",
+            "pause",
+            "echo hello $ISOHARNESS_TARGET; echo isoharness-detail: x=$X",
+            &[("X", "7".into())],
+            limit,
+            0,
+        )
+        .await
+        .unwrap();
+        assert_eq!(said.as_deref(), Some("x=7"));
         let log = std::fs::read_to_string(&e.log).unwrap();
         assert!(
             log.contains("pause t: echo hello") && log.contains("hello t"),
             "{log}"
         );
 
-        let err = run(&e, "t", "kill", "echo oops >&2; exit 3", limit, 0)
+        let err = run(&e, "t", "kill", "echo oops >&2; exit 3", &[], limit, 0)
             .await
             .unwrap_err();
         assert_eq!(err, "exit 3: oops");
 
         let t = std::time::Instant::now();
-        let err = run(&e, "t", "kill", "sleep 30", Duration::from_millis(200), 0)
+        let err = run(&e, "t", "kill", "sleep 30", &[], Duration::from_millis(200), 0)
             .await
             .unwrap_err();
         assert!(err.starts_with("did not finish"), "{err}");
@@ -268,6 +315,7 @@ mod tests {
             "t",
             "start",
             "sleep 5 & echo started",
+            &[],
             Duration::from_secs(3),
             0,
         )
@@ -289,6 +337,7 @@ mod tests {
             "t",
             "restart",
             "true postgres://u:hunter2@h/db",
+            &[],
             Duration::from_secs(5),
             0,
         ));
@@ -301,6 +350,8 @@ mod tests {
         assert_eq!(Action::parse("pause"), Some(Action::Pause));
         assert_eq!(Action::Kill.undo_name(), Some("start"));
         assert_eq!(Action::Restart.undo_name(), None);
+        assert_eq!(Action::parse("netem"), Some(Action::Netem));
+        assert_eq!(Action::Netem.undo_name(), Some("unnetem"));
         assert_eq!(Action::parse("nap"), None);
     }
 }

@@ -8,8 +8,14 @@
 //! * the built-in TCP [`proxy`], which the harness puts in front of every
 //!   database endpoint when any entry needs it: `proxy-reset`,
 //!   `proxy-partition`, `proxy-latency`, `proxy-refuse`;
-//! * [`command`]s that a scenario gives per target: `pause`, `kill`,
-//!   `restart`, `partition`.
+//! * [`command`]s that a scenario gives per target (or that a `--cluster`
+//!   run makes per node): `pause`, `kill`, `restart`, `partition`,
+//!   `netem`. Every command gets `ISOHARNESS_TARGET`, `ISOHARNESS_FAULT`,
+//!   `ISOHARNESS_RUN_DIR` and `ISOHARNESS_SEED` (seeded per fault, for
+//!   commands that draw a random shape), and `netem` also
+//!   `ISOHARNESS_DELAY_MS`, `ISOHARNESS_JITTER_MS`, `ISOHARNESS_LOSS_PCT`.
+//!   A command may print `isoharness-detail: TEXT` to say what exactly it
+//!   did (a partition's sides); TEXT becomes the fault's `detail`.
 //!
 //! An entry is written in a compact spec, on the command line
 //! (`--nemesis proxy-partition:every=10s,for=3s`) or in a scenario file
@@ -23,8 +29,9 @@
 //!   start=1s          the first fault at 1 s (every, random)
 //!   count=2           at most 2 faults
 //!   for=3s            how long a fault lasts (not for reset and restart; default 3s)
-//!   delay=50ms        proxy-latency: added delay per chunk
-//!   jitter=20ms       proxy-latency: extra random delay up to this
+//!   delay=50ms        proxy-latency: added delay per chunk; netem: per packet
+//!   jitter=20ms       proxy-latency, netem: extra random delay up to this
+//!   loss=5%           netem: packets dropped at random
 //!   target=NAME       command faults: the scenario's target (default: the only one);
 //!                     proxy faults: the index of one --url (default: all)
 //! ```
@@ -127,6 +134,48 @@ pub struct FaultSpec {
     pub count: Option<u64>,
     /// Seed of random gaps and jitter (default: the run's seed).
     pub seed: Option<u64>,
+    /// What a `netem` fault does to the link.
+    pub netem: Option<Netem>,
+}
+
+/// A degraded link: what `tc qdisc ... netem` is given.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Netem {
+    /// Added to every packet.
+    pub delay: Duration,
+    /// Up to this much more or less, at random.
+    pub jitter: Duration,
+    /// Percent of packets dropped at random.
+    pub loss: f64,
+}
+
+impl Eq for Netem {}
+
+impl Netem {
+    /// The environment the `netem` command reads.
+    fn vars(&self) -> [(&'static str, String); 3] {
+        [
+            ("ISOHARNESS_DELAY_MS", self.delay.as_millis().to_string()),
+            ("ISOHARNESS_JITTER_MS", self.jitter.as_millis().to_string()),
+            ("ISOHARNESS_LOSS_PCT", fmt_pct(self.loss)),
+        ]
+    }
+
+    /// `delay=100ms jitter=20ms loss=5%`, for `fault` lines.
+    fn describe(&self) -> String {
+        format!(
+            "delay={} jitter={} loss={}%",
+            short(self.delay),
+            short(self.jitter),
+            fmt_pct(self.loss)
+        )
+    }
+}
+
+/// A percentage without trailing zeros.
+fn fmt_pct(p: f64) -> String {
+    let s = format!("{p:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 impl fmt::Display for FaultSpec {
@@ -146,6 +195,17 @@ impl fmt::Display for FaultSpec {
             parts.push(format!("delay={}", short(*delay)));
             if !jitter.is_zero() {
                 parts.push(format!("jitter={}", short(*jitter)));
+            }
+        }
+        if let Some(n) = &self.netem {
+            if !n.delay.is_zero() {
+                parts.push(format!("delay={}", short(n.delay)));
+            }
+            if !n.jitter.is_zero() {
+                parts.push(format!("jitter={}", short(n.jitter)));
+            }
+            if n.loss > 0.0 {
+                parts.push(format!("loss={}%", fmt_pct(n.loss)));
             }
         }
         if let Some(t) = &self.target {
@@ -189,7 +249,7 @@ impl FaultSpec {
         };
         let (mut first, mut length, mut count, mut seed, mut target) =
             (None, None, None, None, None);
-        let (mut delay, mut jitter) = (None, None);
+        let (mut delay, mut jitter, mut loss) = (None, None, None);
         for (k, v) in pairs {
             match k.as_str() {
                 "every" => {
@@ -225,6 +285,17 @@ impl FaultSpec {
                 "for" => length = Some(duration(k, v)?),
                 "delay" => delay = Some(duration(k, v)?),
                 "jitter" => jitter = Some(duration(k, v)?),
+                "loss" => {
+                    let p: f64 = v
+                        .trim_end_matches('%')
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("loss={v}: expected a percentage, e.g. loss=5%"))?;
+                    if !(0.0..=100.0).contains(&p) {
+                        return Err(format!("loss={v}: must be between 0% and 100%"));
+                    }
+                    loss = Some(p);
+                }
                 "count" => {
                     count = Some(
                         v.parse::<u64>()
@@ -240,7 +311,7 @@ impl FaultSpec {
                 "target" => target = Some(v.clone()),
                 other => {
                     return Err(format!(
-                        "unknown key `{other}` (expected every, random, at, start, count, for, delay, jitter, target, seed)"
+                        "unknown key `{other}` (expected every, random, at, start, count, for, delay, jitter, loss, target, seed)"
                     ))
                 }
             }
@@ -265,9 +336,25 @@ impl FaultSpec {
                 }
             },
         };
-        if !matches!(kind, FaultKind::ProxyLatency { .. }) && (delay.is_some() || jitter.is_some())
+        let netem = (kind == FaultKind::Command(Action::Netem)).then(|| Netem {
+            delay: delay.unwrap_or_default(),
+            jitter: jitter.unwrap_or_default(),
+            loss: loss.unwrap_or_default(),
+        });
+        if let Some(n) = &netem {
+            if n.delay.is_zero() && n.loss == 0.0 {
+                return Err("netem needs delay= or loss=, e.g. delay=100ms,jitter=20ms,loss=5%".into());
+            }
+            if !n.jitter.is_zero() && n.delay.is_zero() {
+                return Err("netem: jitter= needs delay=".into());
+            }
+        } else if !matches!(kind, FaultKind::ProxyLatency { .. })
+            && (delay.is_some() || jitter.is_some())
         {
-            return Err("delay= and jitter= only apply to proxy-latency".into());
+            return Err("delay= and jitter= only apply to proxy-latency and netem".into());
+        }
+        if netem.is_none() && loss.is_some() {
+            return Err("loss= only applies to netem".into());
         }
         if kind.is_instant() {
             if length.is_some() {
@@ -297,6 +384,7 @@ impl FaultSpec {
             length,
             count,
             seed,
+            netem,
         })
     }
 
@@ -631,7 +719,7 @@ async fn drive(
         }
         (_, None) => String::new(),
     };
-    for at in spec.schedule.times(spec.first, spec.count, seed) {
+    for (i, at) in spec.schedule.times(spec.first, spec.count, seed).enumerate() {
         let now = Duration::from_nanos((ctx.now)());
         if at > now {
             tokio::select! {
@@ -654,20 +742,31 @@ async fn drive(
         if let FaultKind::ProxyLatency { delay, jitter } = &spec.kind {
             fault.detail = Some(format!("delay={} jitter={}", short(*delay), short(*jitter)));
         }
-        match apply(&spec, &ctx, start).await {
+        if let Some(n) = &spec.netem {
+            fault.detail = Some(n.describe());
+        }
+        // Each fault's own seed, for commands that draw a random shape.
+        let fault_seed = seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        match apply(&spec, &ctx, fault_seed).await {
             Err(e) => {
                 failures.add(&format!("{} {target}", spec.kind.name()), &e);
                 eprintln!("nemesis: {} {target} failed: {e}", spec.kind.name());
                 fault.applied = false;
                 fault.detail = Some(e);
             }
-            Ok(()) => {
+            Ok(said) => {
+                if let Some(d) = said {
+                    fault.detail = Some(match fault.detail.take() {
+                        Some(p) => format!("{p}; {d}"),
+                        None => d,
+                    });
+                }
                 if let Some(len) = spec.length {
                     tokio::select! {
                         _ = tokio::time::sleep(len) => {}
                         () = proxy::until(&mut stop, |s| *s) => {}
                     }
-                    if let Err(e) = undo(&spec, &ctx).await {
+                    if let Err(e) = undo(&spec, &ctx, fault_seed).await {
                         let what = format!("{} {target}", spec.kind.undo_name().unwrap_or("undo"));
                         failures.add(&what, &e);
                         eprintln!("nemesis: {what} failed: {e}");
@@ -704,7 +803,12 @@ fn proxies_of<'a>(spec: &FaultSpec, ctx: &'a Ctx) -> Result<Vec<&'a Proxy>, Stri
     Ok(p.select(spec.target.as_deref()))
 }
 
-async fn run_target_command(spec: &FaultSpec, ctx: &Ctx, which: &str) -> Result<(), String> {
+async fn run_target_command(
+    spec: &FaultSpec,
+    ctx: &Ctx,
+    which: &str,
+    seed: u64,
+) -> Result<Option<String>, String> {
     let name = spec.target.as_deref().unwrap_or_default();
     let t = ctx
         .targets
@@ -714,10 +818,15 @@ async fn run_target_command(spec: &FaultSpec, ctx: &Ctx, which: &str) -> Result<
         .command(which)
         .ok_or_else(|| format!("target `{name}` has no `{which}` command"))?;
     let limit = t.time_limit()?;
-    command::run(&ctx.cmd_env, name, which, cmd, limit, (ctx.now)()).await
+    let mut vars = vec![("ISOHARNESS_SEED", seed.to_string())];
+    if let Some(n) = &spec.netem {
+        vars.extend(n.vars());
+    }
+    command::run(&ctx.cmd_env, name, which, cmd, &vars, limit, (ctx.now)()).await
 }
 
-async fn apply(spec: &FaultSpec, ctx: &Ctx, _at: u64) -> Result<(), String> {
+/// Starts one fault; `Ok` carries what its command said it did.
+async fn apply(spec: &FaultSpec, ctx: &Ctx, seed: u64) -> Result<Option<String>, String> {
     match &spec.kind {
         FaultKind::ProxyReset => proxies_of(spec, ctx)?.iter().for_each(|p| p.reset()),
         FaultKind::ProxyPartition => proxies_of(spec, ctx)?.iter().for_each(|p| p.partition()),
@@ -725,12 +834,12 @@ async fn apply(spec: &FaultSpec, ctx: &Ctx, _at: u64) -> Result<(), String> {
         FaultKind::ProxyLatency { delay, jitter } => proxies_of(spec, ctx)?
             .iter()
             .for_each(|p| p.set_latency(*delay, *jitter)),
-        FaultKind::Command(a) => return run_target_command(spec, ctx, a.name()).await,
+        FaultKind::Command(a) => return run_target_command(spec, ctx, a.name(), seed).await,
     }
-    Ok(())
+    Ok(None)
 }
 
-async fn undo(spec: &FaultSpec, ctx: &Ctx) -> Result<(), String> {
+async fn undo(spec: &FaultSpec, ctx: &Ctx, seed: u64) -> Result<(), String> {
     match &spec.kind {
         FaultKind::ProxyReset => {}
         FaultKind::ProxyPartition => proxies_of(spec, ctx)?.iter().for_each(|p| p.heal()),
@@ -740,7 +849,7 @@ async fn undo(spec: &FaultSpec, ctx: &Ctx) -> Result<(), String> {
             .for_each(|p| p.set_latency(Duration::ZERO, Duration::ZERO)),
         FaultKind::Command(a) => {
             if let Some(u) = a.undo_name() {
-                return run_target_command(spec, ctx, u).await;
+                return run_target_command(spec, ctx, u, seed).await.map(|_| ());
             }
         }
     }
@@ -787,6 +896,23 @@ mod tests {
     }
 
     #[test]
+    fn netem_specs_carry_the_link() {
+        let s = FaultSpec::parse("netem:target=galera-2,at=2s,for=5s,delay=100ms,jitter=20ms,loss=2.5%")
+            .unwrap();
+        assert_eq!(s.kind, FaultKind::Command(Action::Netem));
+        let n = s.netem.unwrap();
+        assert_eq!((n.delay, n.jitter, n.loss), (ms(100), ms(20), 2.5));
+        assert_eq!(n.describe(), "delay=100ms jitter=20ms loss=2.5%");
+        let vars = n.vars();
+        assert_eq!(vars[0], ("ISOHARNESS_DELAY_MS", "100".to_string()));
+        assert_eq!(vars[2], ("ISOHARNESS_LOSS_PCT", "2.5".to_string()));
+        // Its compact form says the same again.
+        assert_eq!(FaultSpec::parse(&s.to_string()).unwrap(), s);
+        let loss_only = FaultSpec::parse("netem:loss=10").unwrap();
+        assert_eq!(loss_only.netem.unwrap().delay, Duration::ZERO);
+    }
+
+    #[test]
     fn bad_specs_say_what_is_wrong() {
         let cases = [
             ("proxy-nap:every=1s", "unknown fault `proxy-nap`"),
@@ -799,6 +925,11 @@ mod tests {
             ("proxy-reset:random=3s..1s", "MIN must not exceed MAX"),
             ("proxy-partition:target=x", "index of a --url"),
             ("proxy-reset:delay=1s", "only apply to proxy-latency"),
+            ("netem:every=1s", "needs delay= or loss="),
+            ("netem:jitter=5ms,loss=1%", "jitter= needs delay="),
+            ("netem:loss=120%", "between 0% and 100%"),
+            ("netem:loss=lots", "percentage"),
+            ("proxy-latency:delay=5ms,loss=1%", "only applies to netem"),
         ];
         for (spec, want) in cases {
             let e = FaultSpec::parse(spec).unwrap_err();

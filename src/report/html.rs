@@ -81,7 +81,7 @@ code, .ops { font-family: ui-monospace, monospace; font-size: 0.92em; }
 .ops mark, th mark { background: #ffe066; padding: 0 0.15em; border-radius: 2px; }
 svg { display: block; margin: 0.6em 0; max-width: 100%; height: auto; }
 svg text { font-family: system-ui, sans-serif; }
-svg .ptitle { font-size: 13px; font-weight: bold; } svg .tick, svg .legend { font-size: 10px; fill: #444; }
+svg .ptitle { font-size: 13px; font-weight: bold; } svg .flabel { font-size: 9px; fill: #333; } svg .tick, svg .legend { font-size: 10px; fill: #444; }
 svg .grid { stroke: #eee; } svg .axis { stroke: #999; } svg .frame { fill: none; stroke: #bbb; }
 svg.cycle ellipse { fill: #f7f7ff; stroke: #446; } svg.cycle text { font-size: 12px; }
 svg.cycle .elabel { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }

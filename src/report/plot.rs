@@ -211,6 +211,27 @@ pub struct FaultBand {
     pub to_s: f64,
     /// False when the fault's command failed.
     pub applied: bool,
+    /// What exactly it did (a partition's shape and sides), when known.
+    pub detail: Option<String>,
+}
+
+impl FaultBand {
+    /// The short name drawn on the band: the kind, and a partition's shape
+    /// (`partition halves`) or the target (`kill galera-2`).
+    pub fn label(&self) -> String {
+        let shape = self
+            .detail
+            .as_deref()
+            .filter(|_| self.applied)
+            .and_then(|d| d.split_once(':'))
+            .map(|(s, _)| s.trim())
+            .filter(|s| !s.is_empty() && !s.contains(' '));
+        match (shape, &self.target) {
+            (Some(s), _) => format!("{} {s}", self.kind),
+            (None, Some(t)) => format!("{} {t}", self.kind),
+            (None, None) => self.kind.clone(),
+        }
+    }
 }
 
 /// The fault windows of `h`, on the time axis of `b`.
@@ -224,6 +245,7 @@ pub fn fault_bands(h: &History, b: &Buckets) -> Vec<FaultBand> {
             from_s: rel(f.start),
             to_s: f.end.map_or(b.start_s() + b.span_s(), rel),
             applied: f.applied,
+            detail: f.detail.clone(),
         })
         .collect()
 }
@@ -501,6 +523,9 @@ pub fn chart(c: &Chart) -> String {
         if !f.applied {
             tip.push_str(" (not applied)");
         }
+        if let Some(d) = &f.detail {
+            let _ = write!(tip, ": {d}");
+        }
         let (opacity, dash) = if f.applied {
             ("0.22", "")
         } else {
@@ -514,6 +539,21 @@ pub fn chart(c: &Chart) -> String {
             w = (x1 - x0).max(1.0),
             tip = escape(&tip)
         );
+        // Named on the band when there is room for the name.
+        let full = f.label();
+        let short = full.rsplit(' ').next().unwrap_or_default().to_string();
+        let label = [full, short]
+            .into_iter()
+            .find(|l| x1 - x0 >= 5.5 * l.len() as f64);
+        if let (true, Some(label)) = (f.applied, label) {
+            let _ = write!(
+                s,
+                "<text class=\"flabel\" x=\"{:.1}\" y=\"{}\">{}</text>",
+                x0 + 2.0,
+                TOP + 10.0,
+                escape(&label)
+            );
+        }
     }
     // Axes, grid and ticks.
     let y_ticks: Vec<f64> = if log {
@@ -760,6 +800,44 @@ mod tests {
         assert_eq!(svg.matches("class=\"fault\"").count(), 1);
         assert!(svg.contains("fault: partition"));
         assert!(svg.contains("<polyline"));
+    }
+
+    #[test]
+    fn partition_bands_name_their_shape() {
+        let mut h = history();
+        h.faults[0].target = Some("random".into());
+        h.faults[0].detail = Some("halves: galera-1 | galera-2 <galera-3>".into());
+        h.faults[0].end = Some(600_000_000);
+        let b = bucket(&h).unwrap();
+        let bands = fault_bands(&h, &b);
+        assert_eq!(bands[0].label(), "partition halves");
+        let svg = chart(&Chart {
+            title: "throughput",
+            bucket_s: b.width_s(),
+            start_s: b.start_s(),
+            span_s: b.span_s(),
+            series: vec![],
+            faults: &bands,
+            y_max: None,
+            log_when_spread: false,
+        });
+        // Drawn on the band, and the sides in its tooltip, escaped.
+        assert!(svg.contains(">partition halves</text>"), "{svg}");
+        assert!(svg.contains("galera-2 &lt;galera-3&gt;"), "{svg}");
+        let kill = FaultBand {
+            kind: "kill".into(),
+            target: Some("galera-2".into()),
+            detail: None,
+            ..bands[0].clone()
+        };
+        assert_eq!(kill.label(), "kill galera-2");
+        // A failed fault's error is no shape.
+        let failed = FaultBand {
+            applied: false,
+            detail: Some("exit 2: error: no netem".into()),
+            ..kill
+        };
+        assert_eq!(failed.label(), "kill galera-2");
     }
 
     #[test]
