@@ -135,6 +135,12 @@ pub enum ErrorClass {
     /// the primary component while the write set was being replicated (the
     /// other nodes may have committed it).
     CommitUncertain,
+    /// The node refuses all work for now, though the connection stays up:
+    /// Galera's 1047 ("WSREP has not yet prepared node for application
+    /// use") on a node cut off from the primary component. The transaction
+    /// did not run; the session waits a little before its next one rather
+    /// than spin on a node that says no.
+    Unavailable,
 }
 
 /// Where in a transaction an error happened; COMMIT is special, because a
@@ -181,6 +187,7 @@ impl ErrorClass {
             ErrorClass::ConnectionLost => "connection-lost",
             ErrorClass::Timeout => "timeout",
             ErrorClass::CommitUncertain => "commit-uncertain",
+            ErrorClass::Unavailable => "unavailable",
         }
     }
 }

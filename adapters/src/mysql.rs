@@ -193,6 +193,10 @@ pub fn classify_code(code: u16) -> ErrorClass {
         // connected to Primary Component"), and the other nodes may still
         // commit it: at COMMIT the outcome is unknown.
         1180 => ErrorClass::CommitUncertain,
+        // ER_UNKNOWN_COM_ERROR, as Galera uses it: "WSREP has not yet
+        // prepared node for application use" on a node outside the primary
+        // component (a partition's minority, a joining node).
+        1047 => ErrorClass::Unavailable,
         // Server shutdown, connection killed or aborted, network errors
         // reported by the server, and the client-side "server gone/lost"
         // codes some servers send back.
@@ -835,6 +839,9 @@ mod tests {
         assert_eq!(classify_code(2013), ErrorClass::ConnectionLost);
         assert_eq!(classify_code(1146), ErrorClass::Statement);
         assert_eq!(classify_code(1180), ErrorClass::CommitUncertain);
+        assert_eq!(classify_code(1047), ErrorClass::Unavailable);
+        assert_eq!(ErrorClass::Unavailable.status(Phase::Commit), Status::Fail);
+        assert!(!ErrorClass::Unavailable.breaks_connection());
         assert_eq!(classify_code(1064), ErrorClass::Statement);
     }
 

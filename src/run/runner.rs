@@ -100,6 +100,10 @@ pub struct ClientEnd {
     pub fatal: Option<String>,
 }
 
+/// The first and the longest wait after an unavailable node's refusal.
+const UNAVAILABLE_WAIT_MIN: Duration = Duration::from_millis(20);
+const UNAVAILABLE_WAIT_MAX: Duration = Duration::from_millis(500);
+
 /// One client: runs plans on `session` (reconnecting when the connection
 /// breaks) until the budget is used up or the run is stopped.
 pub async fn client(
@@ -112,6 +116,9 @@ pub async fn client(
     let mut session_id = u64::from(client);
     let mut session = Some(first);
     let mut end = ClientEnd::default();
+    // How long to wait after a node said it is unavailable (doubling while
+    // it keeps saying so): a client on a cut-off node must not spin.
+    let mut unavailable_wait = Duration::ZERO;
     while !shared.stop.load(Ordering::Relaxed) {
         let s = match session.as_mut() {
             Some(s) => s,
@@ -162,6 +169,18 @@ pub async fn client(
             // The recorder is gone (it could not write); stop everyone.
             shared.stop.store(true, Ordering::Relaxed);
             break;
+        }
+        let unavailable = outcome
+            .error
+            .as_ref()
+            .is_some_and(|e| e.class == adapters::ErrorClass::Unavailable);
+        unavailable_wait = if unavailable {
+            (unavailable_wait * 2).clamp(UNAVAILABLE_WAIT_MIN, UNAVAILABLE_WAIT_MAX)
+        } else {
+            Duration::ZERO
+        };
+        if unavailable {
+            tokio::time::sleep(unavailable_wait).await;
         }
         if outcome.broken {
             if let Some(s) = session.take() {
