@@ -445,3 +445,54 @@ fn no_password_reaches_the_campaign_results() {
     .unwrap();
     assert!(kept.contains("postgres:***@127.0.0.1:5432"), "{kept}");
 }
+
+#[test]
+fn the_cluster_campaigns_are_valid_and_cover_the_settings() {
+    // The runs that need a cluster are in tests/cluster.rs; here: both
+    // files parse, every node fault names a target the cluster will have,
+    // and they cover the settings the findings are about.
+    for (file, runs, must) in [
+        (
+            "galera.toml",
+            14,
+            &[
+                "sync-wait-0-galera-mini",
+                "rr-snapshot-isolation-off-galera-mini",
+                "rr-snapshot-isolation-on-galera-append",
+                "faults-galera-mini-si-repeatable-read-random-partitions",
+                "faults-galera-mini-si-repeatable-read-slow-link",
+            ][..],
+        ),
+        (
+            "pg-replica.toml",
+            14,
+            &[
+                "async-pg-replica-mini-sser",
+                "async-faults-pg-replica-mini-si-repeatable-read-kill-primary",
+                "remote-apply-pg-replica-mini-strong-si",
+            ][..],
+        ),
+    ] {
+        let path = format!("{}/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+        let o = harness(&["campaign", &path, "--dry-run"]);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert_eq!(text.lines().count(), runs, "{file}: {text}");
+        for m in must {
+            assert!(text.contains(m), "{file}: no {m} in {text}");
+        }
+    }
+    // A node fault on a node the cluster will not have is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\n[databases.g]\ncluster = \"galera\"\ncluster_nodes = 3\n\
+         [nemeses]\nk = [\"kill:target=galera-4,at=1s\"]\n\
+         [[matrix]]\ndatabases = [\"g\"]\nnemeses = [\"k\"]\n",
+    )
+    .unwrap();
+    let o = harness(&["campaign", bad.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("galera-4"), "{}", stderr(&o));
+}

@@ -256,7 +256,30 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
         (f.kind.as_str(), f.target.as_deref(), f.applied),
         ("partition", Some("galera-3"), true)
     );
+    assert_eq!(
+        f.detail.as_deref(),
+        Some("isolate: galera-3 | galera-1 galera-2")
+    );
     let (from, to) = (f.start, f.end.expect("healed"));
+    // The cut-off node refuses work with 1047, a clean `fail`; its clients
+    // back off instead of spinning (a few hundred refusals, not tens of
+    // thousands).
+    let refused: Vec<&history::Txn> = h
+        .txns
+        .iter()
+        .filter(|t| t.error.as_deref().is_some_and(|e| e.starts_with("1047")))
+        .collect();
+    assert!(!refused.is_empty(), "galera-3 refused work while cut off");
+    assert!(
+        refused
+            .iter()
+            .all(|t| t.status == history::Status::Fail && t.node.as_deref() == Some("galera-3")),
+        "1047 is a fail on the cut-off node"
+    );
+    assert!(refused.len() < 1000, "{} refusals", refused.len());
+    // The report names the partition's shape on its window.
+    let html = std::fs::read_to_string(run_dir(out.path()).join("report.html")).unwrap();
+    assert!(html.contains(">partition isolate</text>"), "no named band");
     // The majority commits again once Galera has evicted the cut-off node
     // (evs.suspect_timeout, 5 s; commits stall until then).
     let majority = h.txns.iter().filter(|t| {
@@ -397,17 +420,45 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
             "4",
             "--nemesis",
             "kill:target=pg-2,at=1s,for=2s",
+            "--nemesis",
+            "partition:target=random,at=3500ms/5s,for=1s,seed=5",
+            "--nemesis",
+            "netem:target=pg-3,at=1s,for=2s,delay=30ms,jitter=5ms",
         ],
     );
     assert_verdict(&o);
     let h = history::read_jsonl_file(&run_dir(out2.path()).join("history.jsonl")).unwrap();
-    assert_eq!(h.faults.len(), 1, "{:?}", h.faults);
-    let f = &h.faults[0];
+    assert_eq!(h.faults.len(), 4, "{:?}", h.faults);
+    let f = h.faults.iter().find(|f| f.kind == "kill").unwrap();
     assert_eq!(
         (f.kind.as_str(), f.target.as_deref(), f.applied),
         ("kill", Some("pg-2"), true)
     );
     assert!(f.end.is_some(), "the node was started again");
+    // Random partitions: each says its shape and both sides, every node
+    // on a side; the same seed draws the same shapes (see the unit test).
+    let parts: Vec<&history::Fault> = h.faults.iter().filter(|f| f.kind == "partition").collect();
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    for p in parts {
+        let d = p.detail.as_deref().unwrap_or_default();
+        assert!(p.applied && p.end.is_some(), "{p:?}");
+        assert!(
+            ["isolate: ", "halves: ", "bridge: "]
+                .iter()
+                .any(|s| d.starts_with(s))
+                && d.contains(" | ")
+                && ["pg-1", "pg-2", "pg-3"].iter().all(|n| d.contains(n)),
+            "{d}"
+        );
+    }
+    // netem: applied where the kernel has it, else said plainly.
+    let n = h.faults.iter().find(|f| f.kind == "netem").unwrap();
+    let d = n.detail.as_deref().unwrap_or_default();
+    if n.applied {
+        assert!(d.starts_with("delay=30ms jitter=5ms"), "{d}");
+    } else {
+        assert!(d.contains("no netem queueing discipline"), "{d}");
+    }
     let t = Instant::now();
     while !c.cmd("status", &[]).status.success() {
         assert!(
@@ -419,6 +470,52 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
 
     assert!(c.cmd("down", &[]).status.success());
     assert!(namespaces("isoh-pg-").is_empty());
+}
+
+#[test]
+fn galera_without_causality_checks_serves_stale_reads() {
+    let _g = serial();
+    let c = Cluster::new("galera");
+    // `run --cluster-opt` brings the cluster up with the option first.
+    let stale = |opt: &str| {
+        let out = tempfile::tempdir().unwrap();
+        let o = c.run(
+            out.path(),
+            &[
+                "--cluster-opt",
+                opt,
+                "--workload",
+                "mini",
+                "--level",
+                "strong-si",
+                "--isolation",
+                "serializable",
+                "--keys",
+                "10",
+                "--seed",
+                "1",
+            ],
+        );
+        (o, out)
+    };
+    let (o, _out) = stale("wsrep-sync-wait=0");
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(text.contains("stale read"), "{text}");
+    // The counterexample shows the nodes: the reader's and the writer's.
+    let first = text
+        .split("\n\n")
+        .find(|b| b.contains("(stale read):"))
+        .unwrap();
+    let nodes: BTreeSet<&str> = ["galera-1", "galera-2", "galera-3"]
+        .into_iter()
+        .filter(|n| first.contains(&format!("node {n},")))
+        .collect();
+    assert!(nodes.len() >= 2, "{first}");
+    // With causality checks on, no stale read.
+    let (o, _out) = stale("wsrep-sync-wait=1");
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("options: wsrep-sync-wait=1"), "{}", stderr(&o));
 }
 
 #[test]

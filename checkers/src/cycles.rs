@@ -9,7 +9,7 @@
 //! the smallest set of transactions that shows the anomaly.
 
 use crate::anomaly::{AnomalyKind, CommonName, Scope};
-use crate::depgraph::{Dep, DepGraph, Label, Orders, TxnEdge};
+use crate::depgraph::{Dep, DepGraph, Label, Orders, TxnEdge, Why};
 use crate::graph::CycleScratch;
 
 /// A cycle of transactions, with the weakest scope that closes it.
@@ -121,7 +121,12 @@ fn rank(edges: &[TxnEdge]) -> (usize, usize) {
 pub fn classify(c: &Cycle) -> (AnomalyKind, Option<CommonName>) {
     let e = &c.edges;
     let n = e.len();
-    let is_rw = |i: usize| e[i % n].label.dep == Dep::Rw;
+    // Named by Adya's graph: a first writer's precedence is the
+    // anti-dependency it stands for (see `Why::FirstWriter`).
+    let adya_rw = |x: &TxnEdge| {
+        x.label.dep == Dep::Rw || (x.label.dep == Dep::Ww && x.label.why == Why::FirstWriter)
+    };
+    let is_rw = |i: usize| adya_rw(&e[i % n]);
     let rw = (0..n).filter(|&i| is_rw(i)).count();
     let adjacent = (0..n).any(|i| is_rw(i) && is_rw(i + 1));
     let predicate = e
@@ -138,13 +143,13 @@ pub fn classify(c: &Cycle) -> (AnomalyKind, Option<CommonName>) {
     let mut txns: Vec<u32> = e.iter().map(|x| x.from).collect();
     txns.sort_unstable();
     txns.dedup();
-    let others: Vec<&TxnEdge> = e.iter().filter(|x| x.label.dep != Dep::Rw).collect();
+    let others: Vec<&TxnEdge> = e.iter().filter(|x| !adya_rw(x)).collect();
     let common = match kind {
         AnomalyKind::GSingle => match c.scope {
             Scope::RealTime => Some(CommonName::StaleRead),
             Scope::Session => Some(CommonName::SessionGuaranteeViolation),
             Scope::Item => {
-                let rw_edge = e.iter().find(|x| x.label.dep == Dep::Rw).expect("one rw");
+                let rw_edge = e.iter().find(|x| adya_rw(x)).expect("one rw");
                 if txns.len() == 2
                     && others.len() == 1
                     && others[0].label.dep == Dep::Ww

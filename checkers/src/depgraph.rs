@@ -51,6 +51,11 @@ pub enum Why {
     /// The target read the source's version of the key and then wrote the
     /// key itself (read-modify-write).
     Rmw,
+    /// The source read the key's initial version and then wrote the key:
+    /// under snapshot isolation and stronger its version is the first, so
+    /// it precedes the target's. Adya's graph has the anti-dependency
+    /// source -rw-> target here, which is what the cycle is named by.
+    FirstWriter,
     /// A list read shows the order of appends.
     ListOrder,
     /// The database's own commit timestamps order the writes.

@@ -231,7 +231,7 @@ fn precedes(ix: &Index, from: u32, to: u32, k: u32, why: Why) -> Option<WwWhy> {
         Why::ListOrder => return Some(WwWhy::ListOrder),
         Why::DbTs => return Some(WwWhy::DbTs),
         Why::Chosen | Why::Order => return None,
-        Why::Observed | Why::Rmw => {}
+        Why::Observed | Why::Rmw | Why::FirstWriter => {}
     }
     let wrote_after = |t: u32, op: u32| ix.writes(t).iter().any(|w| w.key == k && w.op > op);
     // `to` read `from`'s version, then wrote the key.

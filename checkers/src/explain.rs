@@ -95,6 +95,13 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                     tn(ix, to),
                     tn(ix, from)
                 ),
+                Why::FirstWriter => format!(
+                    "{} read {kk} as it was initially and then wrote {kk}={a}: at this level its version is the first, so it precedes {}'s ({b}); Adya: {} -rw-> {}",
+                    tn(ix, from),
+                    tn(ix, to),
+                    tn(ix, from),
+                    tn(ix, to)
+                ),
                 Why::ListOrder => format!(
                     "a read of list {kk} shows {}'s append ({a}) before {}'s ({b})",
                     tn(ix, from),

@@ -295,7 +295,9 @@ impl Polygraph {
                     Some(&INIT) => {
                         for &s in ws {
                             if s != t {
-                                side_edges(k, t, s, Why::Rmw, &mut |x, y, l| push_known(x, y, l));
+                                side_edges(k, t, s, Why::FirstWriter, &mut |x, y, l| {
+                                    push_known(x, y, l)
+                                });
                             }
                         }
                     }

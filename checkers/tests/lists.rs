@@ -264,3 +264,36 @@ fn prefix_consistency_is_decided_on_lists() {
     ]);
     assert_levels(&lost, &WEAK);
 }
+
+#[test]
+fn a_first_writer_cycle_is_named_by_its_anti_dependency_not_g0() {
+    // Seen on Galera at repeatable read without innodb_snapshot_isolation:
+    // T1 read the empty list and then appended, yet a later read shows
+    // T0's blind append before T1's. Under SI, T1's version must be the
+    // first, so T1 -> T0; the list says T0 -> T1. That is no dirty write
+    // (G0, forbidden even at rc): Adya's graph has T1 -rw-> T0 there.
+    let h = History::from_txns(vec![
+        t(0, vec![a("x", 1)]),
+        t(1, vec![r("x", &[]), a("x", 2)]),
+        t(2, vec![r("x", &[1, 2])]),
+    ]);
+    let rep = check(&h, Level::Si, &CheckOptions::default());
+    checkers::testgen::assert_certified(&rep, "first writer");
+    assert_eq!(rep.verdict, Verdict::Anomalous, "{}", rep.summary());
+    assert!(
+        rep.anomalies.iter().all(|x| x.kind != AnomalyKind::G0),
+        "{:?}",
+        rep.anomalies
+    );
+    let x = &rep.anomalies[0];
+    assert_eq!(x.kind, AnomalyKind::GSingle, "{x:?}");
+    assert!(
+        x.edges
+            .iter()
+            .any(|e| e.reason.contains("as it was initially") && e.reason.contains("-rw->")),
+        "{x:?}"
+    );
+    // And read committed holds: nothing here is a dirty write.
+    let rc = check(&h, Level::Rc, &CheckOptions::default());
+    assert_eq!(rc.verdict, Verdict::Ok, "{}", rc.summary());
+}
