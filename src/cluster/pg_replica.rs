@@ -149,6 +149,10 @@ pub fn start(c: &Cluster, n: &Node) -> Result<()> {
         "hot_standby=on".into(),
         "-c".into(),
         "shared_buffers=32MB".into(),
+        // Multi-key writers in random key order deadlock often; found after
+        // the default 1 s each, they would stall a run to a few a second.
+        "-c".into(),
+        "deadlock_timeout=100ms".into(),
         "-c".into(),
         format!("log_directory={}", n.dir.display()),
         "-c".into(),
