@@ -163,8 +163,11 @@ impl Scenario {
         let mut targets = self.targets.clone();
         if let crate::cli::Command::Run(a) = &cli.command {
             if let Some(kind) = a.cluster {
-                let planned =
-                    crate::cluster::planned_targets(kind, a.cluster_state.clone(), a.cluster_nodes)?;
+                let planned = crate::cluster::planned_targets(
+                    kind,
+                    a.cluster_state.clone(),
+                    a.cluster_nodes,
+                )?;
                 for (name, t) in planned {
                     targets.entry(name).or_insert(t);
                 }

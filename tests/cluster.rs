@@ -515,7 +515,11 @@ fn galera_without_causality_checks_serves_stale_reads() {
     // With causality checks on, no stale read.
     let (o, _out) = stale("wsrep-sync-wait=1");
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("options: wsrep-sync-wait=1"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("options: wsrep-sync-wait=1"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

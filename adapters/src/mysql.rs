@@ -840,7 +840,10 @@ mod tests {
         assert_eq!(classify_code(1146), ErrorClass::Statement);
         assert_eq!(classify_code(1180), ErrorClass::CommitUncertain);
         assert_eq!(classify_code(1047), ErrorClass::Unavailable);
-        assert_eq!(ErrorClass::Unavailable.status(Phase::Commit), Status::Fail);
+        assert_eq!(
+            ErrorClass::Unavailable.status(crate::Phase::Commit),
+            history::Status::Fail
+        );
         assert!(!ErrorClass::Unavailable.breaks_connection());
         assert_eq!(classify_code(1064), ErrorClass::Statement);
     }

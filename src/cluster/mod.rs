@@ -703,7 +703,12 @@ impl<'a> Partition<'a> {
             v.sort_unstable();
             v.join(" ")
         };
-        let mut s = format!("{}: {} | {}", self.shape, names(&self.left), names(&self.right));
+        let mut s = format!(
+            "{}: {} | {}",
+            self.shape,
+            names(&self.left),
+            names(&self.right)
+        );
         if let Some(b) = self.bridge {
             let _ = write!(s, " ({} sees both)", b.name);
         }
@@ -908,11 +913,16 @@ mod tests {
         let h = Partition::of("halves", &all);
         assert_eq!(names(&h.cuts()).len(), 6);
         assert!(names(&h.cuts()).contains(&p("galera-2", "galera-5")));
-        assert_eq!(h.describe(), "halves: galera-1 galera-2 | galera-3 galera-4 galera-5");
+        assert_eq!(
+            h.describe(),
+            "halves: galera-1 galera-2 | galera-3 galera-4 galera-5"
+        );
         // 1, 2 | 3 | 4, 5: galera-3 sees both sides.
         let b = Partition::of("bridge", &all);
         assert_eq!(b.cuts().len(), 4);
-        assert!(names(&b.cuts()).iter().all(|(x, y)| x != "galera-3" && y != "galera-3"));
+        assert!(names(&b.cuts())
+            .iter()
+            .all(|(x, y)| x != "galera-3" && y != "galera-3"));
         assert_eq!(
             b.describe(),
             "bridge: galera-1 galera-2 | galera-4 galera-5 (galera-3 sees both)"

@@ -298,9 +298,17 @@ mod tests {
         assert_eq!(err, "exit 3: oops");
 
         let t = std::time::Instant::now();
-        let err = run(&e, "t", "kill", "sleep 30", &[], Duration::from_millis(200), 0)
-            .await
-            .unwrap_err();
+        let err = run(
+            &e,
+            "t",
+            "kill",
+            "sleep 30",
+            &[],
+            Duration::from_millis(200),
+            0,
+        )
+        .await
+        .unwrap_err();
         assert!(err.starts_with("did not finish"), "{err}");
         assert!(t.elapsed() < Duration::from_secs(5));
     }

@@ -343,7 +343,9 @@ impl FaultSpec {
         });
         if let Some(n) = &netem {
             if n.delay.is_zero() && n.loss == 0.0 {
-                return Err("netem needs delay= or loss=, e.g. delay=100ms,jitter=20ms,loss=5%".into());
+                return Err(
+                    "netem needs delay= or loss=, e.g. delay=100ms,jitter=20ms,loss=5%".into(),
+                );
             }
             if !n.jitter.is_zero() && n.delay.is_zero() {
                 return Err("netem: jitter= needs delay=".into());
@@ -719,7 +721,11 @@ async fn drive(
         }
         (_, None) => String::new(),
     };
-    for (i, at) in spec.schedule.times(spec.first, spec.count, seed).enumerate() {
+    for (i, at) in spec
+        .schedule
+        .times(spec.first, spec.count, seed)
+        .enumerate()
+    {
         let now = Duration::from_nanos((ctx.now)());
         if at > now {
             tokio::select! {
@@ -897,8 +903,10 @@ mod tests {
 
     #[test]
     fn netem_specs_carry_the_link() {
-        let s = FaultSpec::parse("netem:target=galera-2,at=2s,for=5s,delay=100ms,jitter=20ms,loss=2.5%")
-            .unwrap();
+        let s = FaultSpec::parse(
+            "netem:target=galera-2,at=2s,for=5s,delay=100ms,jitter=20ms,loss=2.5%",
+        )
+        .unwrap();
         assert_eq!(s.kind, FaultKind::Command(Action::Netem));
         let n = s.netem.unwrap();
         assert_eq!((n.delay, n.jitter, n.loss), (ms(100), ms(20), 2.5));
