@@ -121,10 +121,21 @@ fn rank(edges: &[TxnEdge]) -> (usize, usize) {
 pub fn classify(c: &Cycle) -> (AnomalyKind, Option<CommonName>) {
     let e = &c.edges;
     let n = e.len();
-    // Named by Adya's graph: a first writer's precedence is the
-    // anti-dependency it stands for (see `Why::FirstWriter`).
+    // Named by Adya's graph where that keeps the cycle's meaning: a first
+    // writer's precedence is the anti-dependency it stands for (see
+    // `Why::FirstWriter`), when that makes the cycle one anti-dependency
+    // (G-single). With more, the name would be one the level allows
+    // (G2), while the cycle refutes it only through the level's own
+    // first-writer rule; such a cycle keeps its ww name.
+    let plain_rw = e.iter().filter(|x| x.label.dep == Dep::Rw).count();
+    let first_writers = e
+        .iter()
+        .filter(|x| x.label.dep == Dep::Ww && x.label.why == Why::FirstWriter)
+        .count();
+    let swap = plain_rw + first_writers == 1;
     let adya_rw = |x: &TxnEdge| {
-        x.label.dep == Dep::Rw || (x.label.dep == Dep::Ww && x.label.why == Why::FirstWriter)
+        x.label.dep == Dep::Rw
+            || (swap && x.label.dep == Dep::Ww && x.label.why == Why::FirstWriter)
     };
     let is_rw = |i: usize| adya_rw(&e[i % n]);
     let rw = (0..n).filter(|&i| is_rw(i)).count();
