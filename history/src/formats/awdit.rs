@@ -35,7 +35,8 @@ fn close(cur: &mut Vec<Op>, session: u64, txns: &mut Vec<Txn>) -> bool {
     }
     let id = txns.len() as u64;
     // Exactly as long as it is: `cur` keeps its room for the next one.
-    let ops: Vec<Op> = cur.drain(..).collect();
+    let ops: Vec<Op> = cur.to_vec();
+    cur.clear();
     txns.push(Txn::new(id, session, Status::Ok, ops));
     true
 }
