@@ -80,12 +80,26 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     if h.end.is_none() && h.header.is_some() {
         notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
     }
+    // Stages 3 and 4 only read what stage 2 found: certifying runs on the
+    // other core while the other levels are placed.
     opts.tell(Stage::Placing);
-    let (fails, satisfies) = place(&ix, level, &out, opts, deadline, &mut notes);
-    opts.tell(Stage::Certifying);
-    let t_cert = Instant::now();
-    let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
-    let certify_ms = t_cert.elapsed().as_millis() as u64;
+    let ((fails, satisfies), (certificate, certified, certify_ms)) = std::thread::scope(|s| {
+        let certifying = std::thread::Builder::new()
+            .name("certify".into())
+            .stack_size(CERTIFY_STACK)
+            .spawn_scoped(s, || {
+                let t_cert = Instant::now();
+                let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
+                (certificate, certified, t_cert.elapsed().as_millis() as u64)
+            })
+            .expect("cannot start the certifying thread");
+        let placed = place(&ix, level, &out, opts, deadline, &mut notes);
+        opts.tell(Stage::Certifying);
+        let certified = certifying
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (placed, certified)
+    });
     opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in &out.anomalies {
@@ -122,6 +136,9 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
         certificate,
     }
 }
+
+/// The certifying thread's stack: as deep as the main thread's would be.
+const CERTIFY_STACK: usize = 64 << 20;
 
 /// Stage 4: the verdict's proof, re-checked by the independent
 /// [`certify`](crate::certify) module. A proof that does not hold is a
@@ -242,7 +259,9 @@ fn place(
         }
         Verdict::Unknown => return (fails, satisfies),
     }
-    open.extend([Level::Rc, Level::Ra, Level::Cc, Level::Pc]);
+    // The strongest first: on a valid history, deciding cc places ra and
+    // rc with it.
+    open.extend([Level::Cc, Level::Ra, Level::Rc, Level::Pc]);
     let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
     let until = Instant::now() + budget;
     let until = deadline.map_or(until, |d| d.min(until));

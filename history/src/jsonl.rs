@@ -392,36 +392,103 @@ fn cut_short(line: &str) -> bool {
             .is_some_and(|e| e.is_eof())
 }
 
-/// Reads a whole history from JSONL, checking what one line cannot show on
-/// its own: one header, first; unique transaction ids; nothing after `end`.
-pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
-    let mut reader = JsonlReader::new(input);
-    if let Some(p) = path {
-        reader = reader.with_path(p);
+/// What one line of a block gave.
+enum Parsed {
+    Rec(Record),
+    Err(String),
+    /// The file's last line, cut mid-record: the history ends before it.
+    Cut,
+}
+
+/// Parses the lines of one block (on a thread of its own), as
+/// [`JsonlReader`] would: the fast path for ordinary transaction lines,
+/// the general parser for everything else. Stops at the first error.
+fn parse_chunk(chunk: crate::blocks::Chunk<'_>) -> (usize, Vec<(usize, Parsed)>) {
+    (chunk.bytes.len(), parse_lines(chunk))
+}
+
+fn parse_lines(chunk: crate::blocks::Chunk<'_>) -> Vec<(usize, Parsed)> {
+    let mut out = Vec::with_capacity(chunk.bytes.len() / 128);
+    for (no, bytes, cut) in chunk.lines() {
+        let mut bytes = bytes;
+        while let [rest @ .., b'\r'] = bytes {
+            bytes = rest;
+        }
+        if bytes.first() == Some(&b'{') {
+            if let Some(t) = crate::jsonl_fast::parse_txn(bytes) {
+                out.push((no, Parsed::Rec(Record::Txn(t))));
+                continue;
+            }
+        }
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            out.push((no, Parsed::Err("the line is not valid UTF-8".into())));
+            return out;
+        };
+        match parse_line(line) {
+            Ok(None) => {}
+            Ok(Some(rec)) => out.push((no, Parsed::Rec(rec))),
+            // The last line of a run killed outright (or of a machine that
+            // lost power) can be cut mid-record: what came before it is the
+            // history, without its end line.
+            Err(_) if cut && no > 1 && cut_short(line) => {
+                out.push((no, Parsed::Cut));
+                return out;
+            }
+            Err(msg) => {
+                out.push((no, Parsed::Err(msg)));
+                return out;
+            }
+        }
     }
-    let mut h = History::default();
-    let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut seen_any = false;
-    for item in reader {
-        let (line, rec) = item?;
+    out
+}
+
+/// Builds a history from its records in file order, checking what one line
+/// cannot show on its own: one header, first; unique transaction ids;
+/// nothing after `end`.
+struct Builder<'p> {
+    path: Option<&'p Path>,
+    h: History,
+    seen_any: bool,
+    /// The largest id so far: ids that only grow need no lookup.
+    max_id: Option<u64>,
+    /// Every id so far and its line, built when an id does not grow.
+    ids: Option<FxHashMap<u64, usize>>,
+    /// The line of each transaction, for the message about a repeated id.
+    lines: Vec<usize>,
+}
+
+impl Builder<'_> {
+    fn take(&mut self, line: usize, rec: Record) -> Result<(), ParseError> {
+        let path = self.path;
         let err = |msg: String| ParseError::at(path, line, msg);
+        let h = &mut self.h;
         if h.end.is_some() {
             return Err(err("a line follows the end line".into()));
         }
         match rec {
             Record::Header(hd) => {
-                if seen_any {
+                if self.seen_any {
                     return Err(err("the header must be the first line".into()));
                 }
                 h.header = Some(hd);
             }
             Record::Txn(t) => {
-                if let Some(first) = ids.insert(t.id, line) {
-                    return Err(err(format!(
-                        "transaction id {} is used twice (first on line {first})",
-                        t.id
-                    )));
+                let grows = self.max_id.is_none_or(|m| t.id > m);
+                if !grows && self.ids.is_none() {
+                    let ids = h.txns.iter().map(|t| t.id).zip(self.lines.iter().copied());
+                    self.ids = Some(ids.collect());
                 }
+                if let Some(ids) = &mut self.ids {
+                    if let Some(first) = ids.insert(t.id, line) {
+                        return Err(err(format!(
+                            "transaction id {} is used twice (first on line {first})",
+                            t.id
+                        )));
+                    }
+                }
+                self.max_id = Some(self.max_id.map_or(t.id, |m| m.max(t.id)));
+                self.lines.push(line);
                 h.txns.push(t);
             }
             Record::Fault(f) => h.faults.push(f),
@@ -439,15 +506,68 @@ pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, 
                 h.end = Some(e);
             }
         }
-        seen_any = true;
+        self.seen_any = true;
+        Ok(())
     }
-    Ok(h)
+}
+
+/// Reads a whole history from JSONL, checking what one line cannot show on
+/// its own: one header, first; unique transaction ids; nothing after `end`.
+/// Streams: blocks of lines are parsed on both cores and the file is never
+/// held whole.
+pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    read_jsonl_counting(input, path, None, &|_| {})
+}
+
+/// [`read_jsonl`] of an input of `size` bytes (when known), telling
+/// `on_bytes` of each read.
+fn read_jsonl_counting<R: Read>(
+    input: R,
+    path: Option<&Path>,
+    size: Option<u64>,
+    on_bytes: &dyn Fn(u64),
+) -> Result<History, ParseError> {
+    let mut b = Builder {
+        path,
+        h: History::default(),
+        seen_any: false,
+        max_id: None,
+        ids: None,
+        lines: Vec::new(),
+    };
+    let mut failed: Option<ParseError> = None;
+    crate::blocks::for_each_block(input, on_bytes, parse_chunk, |(bytes, items)| {
+        // Room for all the transactions at once, guessed from the first
+        // block's lines per byte: growing a vector of a million
+        // transactions by doubling copies it over and over.
+        if let Some(size) = size.filter(|_| b.h.txns.capacity() == 0 && bytes > 0) {
+            let guess = size as f64 * items.len() as f64 / bytes as f64 * 1.05;
+            b.h.txns.reserve(guess as usize);
+            b.lines.reserve(guess as usize);
+        }
+        for (line, p) in items {
+            let res = match p {
+                Parsed::Rec(rec) => b.take(line, rec),
+                Parsed::Err(msg) => Err(ParseError::at(path, line, msg)),
+                Parsed::Cut => return false,
+            };
+            if let Err(e) = res {
+                failed = Some(e);
+                return false;
+            }
+        }
+        true
+    })
+    .map_err(|e| ParseError::io(path, e))?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(b.h),
+    }
 }
 
 /// Reads a JSONL history file.
 pub fn read_jsonl_file(path: &Path) -> Result<History, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
-    read_jsonl(BufReader::with_capacity(1 << 16, f), Some(path))
+    read_jsonl_file_counting(path, &|_| {})
 }
 
 /// [`read_jsonl_file`], telling `on_bytes` how many bytes of the file each
@@ -457,22 +577,8 @@ pub fn read_jsonl_file_counting(
     on_bytes: &dyn Fn(u64),
 ) -> Result<History, ParseError> {
     let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
-    let counted = Counting { inner: f, on_bytes };
-    read_jsonl(BufReader::with_capacity(1 << 16, counted), Some(path))
-}
-
-/// A reader that tells how many bytes each read returned.
-struct Counting<'a, R> {
-    inner: R,
-    on_bytes: &'a dyn Fn(u64),
-}
-
-impl<R: Read> Read for Counting<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        (self.on_bytes)(n as u64);
-        Ok(n)
-    }
+    let size = f.metadata().ok().map(|m| m.len());
+    read_jsonl_counting(f, Some(path), size, on_bytes)
 }
 
 /// Reads JSONL from a string (tests, small tools).

@@ -5,9 +5,11 @@
 //! outcome and timing. Checkers take a [`History`]; collectors write one with
 //! [`JsonlWriter`] as they go.
 
+mod blocks;
 pub mod error;
 pub mod formats;
 pub mod jsonl;
+mod jsonl_fast;
 pub mod level;
 pub mod model;
 

@@ -20,10 +20,12 @@
 //! order; as in AWDIT, empty transactions and sessions (two separators in a
 //! row, a separator at the start or the end) are skipped.
 
+use std::io::Read;
 use std::path::Path;
 
+use crate::blocks::{self, Chunk};
 use crate::error::ParseError;
-use crate::formats::util::{read_bytes, snippet, utf8};
+use crate::formats::util::{self, snippet};
 use crate::model::{History, Key, Op, Status, Txn};
 
 /// Ends the current transaction, if it has ops; true when it had.
@@ -32,7 +34,10 @@ fn close(cur: &mut Vec<Op>, session: u64, txns: &mut Vec<Txn>) -> bool {
         return false;
     }
     let id = txns.len() as u64;
-    txns.push(Txn::new(id, session, Status::Ok, std::mem::take(cur)));
+    // Exactly as long as it is: `cur` keeps its room for the next one.
+    let ops: Vec<Op> = cur.to_vec();
+    cur.clear();
+    txns.push(Txn::new(id, session, Status::Ok, ops));
     true
 }
 
@@ -40,57 +45,145 @@ fn is_rule(s: &str, c: u8) -> bool {
     !s.is_empty() && s.bytes().all(|b| b == c)
 }
 
-/// Parses an AWDIT test history.
-pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
-    let mut txns: Vec<Txn> = Vec::new();
-    let mut session = 0u64;
-    let mut session_used = false;
-    let mut cur: Vec<Op> = Vec::new();
-    for (n, raw) in input.lines().enumerate() {
-        let s = raw.trim();
-        if s.is_empty() {
-            continue;
+/// One line's meaning.
+enum Line {
+    /// `-----`: the end of a transaction.
+    EndTxn,
+    /// `=====`: the end of a session.
+    EndSession,
+    Op(Op),
+}
+
+/// `r k v` / `w k v` with single spaces and plain integers, parsed without
+/// building strings; `None` sends the line to [`parse_line`].
+fn fast_line(b: &[u8]) -> Option<Line> {
+    let write = match b.first()? {
+        b'r' | b'R' => false,
+        b'w' | b'W' => true,
+        _ => return None,
+    };
+    if b.get(1) != Some(&b' ') {
+        return None;
+    }
+    let rest = &b[2..];
+    let sp = memchr::memchr(b' ', rest)?;
+    let key = Key::Int(util::int(&rest[..sp])?);
+    let value = util::int(&rest[sp + 1..])?;
+    Some(Line::Op(if write {
+        Op::Write { key, value }
+    } else {
+        Op::Read {
+            key,
+            value: Some(value),
         }
-        if is_rule(s, b'-') {
-            session_used |= close(&mut cur, session, &mut txns);
-            continue;
-        }
-        if is_rule(s, b'=') {
-            session_used |= close(&mut cur, session, &mut txns);
-            if session_used {
-                session += 1;
-                session_used = false;
-            }
-            continue;
-        }
-        let err = |m: String| ParseError::at(path, n + 1, m);
-        let mut parts = s.split_whitespace();
-        let op = parts.next().unwrap_or("");
-        let (Some(k), Some(v), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(err(format!(
-                "expected `r key value`, `w key value`, `-----` or `=====`, found {}",
-                snippet(s)
-            )));
-        };
-        let num = |f: &str, what: &str| {
-            f.parse::<i64>()
-                .map_err(|_| err(format!("the {what} {} is not a 64-bit integer", snippet(f))))
-        };
+    }))
+}
+
+/// Any line, with the error it gets; `None` for a blank one.
+fn parse_line(s: &str) -> Option<Result<Line, String>> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    if is_rule(s, b'-') {
+        return Some(Ok(Line::EndTxn));
+    }
+    if is_rule(s, b'=') {
+        return Some(Ok(Line::EndSession));
+    }
+    let mut parts = s.split_whitespace();
+    let op = parts.next().unwrap_or("");
+    let (Some(k), Some(v), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Some(Err(format!(
+            "expected `r key value`, `w key value`, `-----` or `=====`, found {}",
+            snippet(s)
+        )));
+    };
+    let num = |f: &str, what: &str| {
+        f.parse::<i64>()
+            .map_err(|_| format!("the {what} {} is not a 64-bit integer", snippet(f)))
+    };
+    let op = (|| {
         let key = Key::Int(num(k, "key")?);
         let value = num(v, "value")?;
-        cur.push(match op {
+        Ok(match op {
             "r" | "R" => Op::Read {
                 key,
                 value: Some(value),
             },
             "w" | "W" => Op::Write { key, value },
             other => {
-                return Err(err(format!(
+                return Err(format!(
                     "unknown operation {} (expected r or w)",
                     snippet(other)
-                )))
+                ))
             }
-        });
+        })
+    })();
+    Some(op.map(Line::Op))
+}
+
+/// The lines of one block, parsed on a thread of its own; stops at the
+/// first error, with its line.
+fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, Option<(usize, String)>) {
+    let mut out = Vec::with_capacity(chunk.bytes.len() / 8);
+    for (no, bytes, _) in chunk.lines() {
+        if let Some(l) = fast_line(bytes) {
+            out.push(l);
+            continue;
+        }
+        let s = match std::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                let at = chunk.offset as usize
+                    + (bytes.as_ptr() as usize - chunk.bytes.as_ptr() as usize)
+                    + e.valid_up_to();
+                let msg = format!("invalid UTF-8 at byte {at}: this is not a text file");
+                return (out, Some((no, msg)));
+            }
+        };
+        match parse_line(s) {
+            None => {}
+            Some(Ok(l)) => out.push(l),
+            Some(Err(m)) => return (out, Some((no, m))),
+        }
+    }
+    (out, None)
+}
+
+/// Parses an AWDIT test history.
+pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
+    read(input.as_bytes(), path)
+}
+
+/// Reads an AWDIT test history from any input, streaming: blocks of lines
+/// are parsed on both cores, and only the history is kept.
+pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    let mut txns: Vec<Txn> = Vec::new();
+    let mut session = 0u64;
+    let mut session_used = false;
+    let mut cur: Vec<Op> = Vec::new();
+    let mut failed = None;
+    blocks::for_each_block(input, &|_| {}, parse_chunk, |(lines, err)| {
+        for l in lines {
+            match l {
+                Line::Op(op) => cur.push(op),
+                Line::EndTxn => session_used |= close(&mut cur, session, &mut txns),
+                Line::EndSession => {
+                    session_used |= close(&mut cur, session, &mut txns);
+                    if session_used {
+                        session += 1;
+                        session_used = false;
+                    }
+                }
+            }
+        }
+        failed = err;
+        failed.is_none()
+    })
+    .map_err(|e| ParseError::io(path, e))?;
+    if let Some((line, msg)) = failed {
+        return Err(ParseError::at(path, line, msg));
     }
     close(&mut cur, session, &mut txns);
     Ok(History::from_txns(txns))
@@ -98,8 +191,8 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
 
 /// Reads an AWDIT test history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let bytes = read_bytes(path)?;
-    parse(utf8(&bytes, Some(path))?, Some(path))
+    let f = std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read(f, Some(path))
 }
 
 #[cfg(test)]
@@ -126,6 +219,13 @@ mod tests {
                 value: Some(0)
             }
         );
+    }
+
+    #[test]
+    fn the_fast_path_and_the_general_parser_agree() {
+        let plain = "w 0 0\nw 1 0\n-----\nr 0 0\n=====\nw 0 1\n";
+        let spaced = "w  0 0\n W 1\t0\n ----- \nR 0 0\r\n=====\nw 0 +1\n";
+        assert_eq!(parse(plain, None).unwrap(), parse(spaced, None).unwrap());
     }
 
     #[test]

@@ -42,13 +42,14 @@
 //! non-negative keys and values with no written `0` (0 is the initial
 //! value); anything else is refused.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::blocks::{self, Chunk};
 use crate::error::ParseError;
-use crate::formats::util::{assign_ids, read_bytes, snippet, utf8, zero_reads_to_initial};
+use crate::formats::util::{self, assign_ids, snippet, zero_reads_to_initial};
 use crate::formats::{ExportError, Format};
 use crate::model::{History, Key, Op, Status, Txn};
 
@@ -111,22 +112,84 @@ fn parse_line(s: &str) -> Result<Line, String> {
     })
 }
 
-/// Parses a history in the text format.
-pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
-    let mut txns: Vec<Txn> = Vec::new();
-    let mut src_ids: Vec<Option<u64>> = Vec::new();
-    let mut by_id: FxHashMap<(u64, i64), usize> = FxHashMap::default();
-    let mut aborted: FxHashMap<u64, usize> = FxHashMap::default();
-    for (n, raw) in input.lines().enumerate() {
-        let s = raw.trim();
+/// `r(k,v,s,t)` / `w(k,v,s,t)` exactly, with plain integers: the lines
+/// of a generated history, parsed without building strings. `None` sends
+/// the line to [`parse_line`], which accepts spaces and words errors.
+fn fast_line(b: &[u8]) -> Option<Line> {
+    let write = match b.first()? {
+        b'r' => false,
+        b'w' => true,
+        _ => return None,
+    };
+    if b.get(1) != Some(&b'(') || b.last() != Some(&b')') || b.len() < 3 {
+        return None;
+    }
+    let mut fields = [0i64; 4];
+    let mut parts = b[2..b.len() - 1].split(|&c| c == b',');
+    for f in &mut fields {
+        *f = util::int(parts.next()?)?;
+    }
+    if parts.next().is_some() || fields[2] < 0 || fields[3] < -1 {
+        return None;
+    }
+    Some(Line {
+        write,
+        key: fields[0],
+        value: fields[1],
+        session: fields[2] as u64,
+        txn: fields[3],
+    })
+}
+
+/// The lines of one block, parsed on a thread of its own; stops at the
+/// first error, with its line.
+fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, Option<(usize, String)>) {
+    let mut out = Vec::with_capacity(chunk.bytes.len() / 16);
+    for (no, bytes, _) in chunk.lines() {
+        if let Some(l) = fast_line(bytes) {
+            out.push(l);
+            continue;
+        }
+        let s = match std::str::from_utf8(bytes) {
+            Ok(s) => s.trim(),
+            Err(e) => {
+                let at = chunk.offset as usize
+                    + (bytes.as_ptr() as usize - chunk.bytes.as_ptr() as usize)
+                    + e.valid_up_to();
+                let msg = format!("invalid UTF-8 at byte {at}: this is not a text file");
+                return (out, Some((no, msg)));
+            }
+        };
         if s.is_empty() {
             continue;
         }
-        let l = parse_line(s).map_err(|m| ParseError::at(path, n + 1, m))?;
+        match parse_line(s) {
+            Ok(l) => out.push(l),
+            Err(m) => return (out, Some((no, m))),
+        }
+    }
+    (out, None)
+}
+
+/// Parses a history in the text format.
+pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
+    read(input.as_bytes(), path)
+}
+
+/// Reads a history in the text format from any input, streaming: blocks of
+/// lines are parsed on both cores, and only the history is kept.
+pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    let mut txns: Vec<Txn> = Vec::new();
+    let mut src_ids: Vec<Option<u64>> = Vec::new();
+    let mut by_id: Option<FxHashMap<(u64, i64), usize>> = None;
+    let mut max_txn: Option<i64> = None;
+    let mut aborted: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut failed = None;
+    let mut take = |l: Line| {
         let key = Key::Int(l.key);
         if l.txn == -1 {
             if !l.write {
-                continue;
+                return;
             }
             let i = *aborted.entry(l.session).or_insert_with(|| {
                 txns.push(Txn::new(0, l.session, Status::Fail, Vec::new()));
@@ -137,13 +200,40 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
                 key,
                 value: l.value,
             });
-            continue;
+            return;
         }
-        let i = *by_id.entry((l.session, l.txn)).or_insert_with(|| {
-            txns.push(Txn::new(0, l.session, Status::Ok, Vec::new()));
-            src_ids.push(Some(l.txn as u64));
-            txns.len() - 1
-        });
+        // Most lines continue the transaction of the line before, and
+        // most others start one numbered above all before it: neither needs
+        // a lookup. The map of every (session, txn) is built the first time
+        // a line goes back to an earlier number.
+        let last = txns.len().checked_sub(1);
+        let i = match last {
+            Some(last)
+                if src_ids[last] == Some(l.txn as u64) && txns[last].session == l.session =>
+            {
+                last
+            }
+            _ if by_id.is_none() && max_txn.is_none_or(|m| l.txn > m) => {
+                txns.push(Txn::new(0, l.session, Status::Ok, Vec::new()));
+                src_ids.push(Some(l.txn as u64));
+                txns.len() - 1
+            }
+            _ => {
+                let map = by_id.get_or_insert_with(|| {
+                    txns.iter()
+                        .zip(&src_ids)
+                        .enumerate()
+                        .filter_map(|(j, (t, id))| id.map(|id| ((t.session, id as i64), j)))
+                        .collect()
+                });
+                *map.entry((l.session, l.txn)).or_insert_with(|| {
+                    txns.push(Txn::new(0, l.session, Status::Ok, Vec::new()));
+                    src_ids.push(Some(l.txn as u64));
+                    txns.len() - 1
+                })
+            }
+        };
+        max_txn = Some(max_txn.map_or(l.txn, |m| m.max(l.txn)));
         txns[i].ops.push(if l.write {
             Op::Write {
                 key,
@@ -155,6 +245,17 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
                 value: Some(l.value),
             }
         });
+    };
+    blocks::for_each_block(input, &|_| {}, parse_chunk, |(lines, err)| {
+        for l in lines {
+            take(l);
+        }
+        failed = err;
+        failed.is_none()
+    })
+    .map_err(|e| ParseError::io(path, e))?;
+    if let Some((line, msg)) = failed {
+        return Err(ParseError::at(path, line, msg));
     }
     // Aborted-write transactions take the next free ids when the file's
     // own ids are unique.
@@ -162,7 +263,9 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
     for (next, id) in (first_free..).zip(src_ids.iter_mut().filter(|i| i.is_none())) {
         *id = Some(next);
     }
-    drop_explicit_init(&mut txns, &mut src_ids, &by_id);
+    drop(aborted);
+    drop(by_id);
+    drop_explicit_init(&mut txns, &mut src_ids);
     assign_ids(&mut txns, &src_ids);
     zero_reads_to_initial(&mut txns);
     Ok(History::from_txns(txns))
@@ -170,16 +273,12 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
 
 /// Steps 1 and 2 of the module doc: drops the explicit init transaction
 /// when its writes can only be the initial state.
-fn drop_explicit_init(
-    txns: &mut Vec<Txn>,
-    src_ids: &mut Vec<Option<u64>>,
-    by_id: &FxHashMap<(u64, i64), usize>,
-) {
-    let Some(&first) = by_id.get(&(0, 0)) else {
+fn drop_explicit_init(txns: &mut Vec<Txn>, src_ids: &mut Vec<Option<u64>>) {
+    let Some(init) = txns.first() else {
         return;
     };
-    let init = &txns[first];
-    let is_init = first == 0
+    let is_init = init.session == 0
+        && src_ids[0] == Some(0)
         && !init.ops.is_empty()
         && init
             .ops
@@ -202,8 +301,8 @@ fn drop_explicit_init(
 
 /// Reads a text-format history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let bytes = read_bytes(path)?;
-    parse(utf8(&bytes, Some(path))?, Some(path))
+    let f = std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read(f, Some(path))
 }
 
 fn unrepresentable(t: &Txn, reason: String) -> ExportError {
@@ -389,6 +488,31 @@ mod tests {
         let h = parse("w(1,1,0,0)\nr(2,0,0,0)", None).unwrap();
         assert_eq!(h.txns.len(), 1);
         assert_eq!(h.txns[0].ops, vec![w(1, 1), r(2, None)]);
+    }
+
+    #[test]
+    fn the_fast_path_and_the_general_parser_agree() {
+        let plain = "w(1,1,1,1)\nr(1,1,2,2)\nw(2,-3,2,2)\nw(3,4,1,-1)\n";
+        let spaced = "w( 1, 1, 1, 1 )\n r(1 ,1,2,2)\r\nw(2,-3,2,+2)\nw(3,4,1,-1)  \n";
+        assert_eq!(parse(plain, None).unwrap(), parse(spaced, None).unwrap());
+    }
+
+    #[test]
+    fn a_transaction_resumed_later_in_the_file_is_one_transaction() {
+        let h = parse(
+            "w(1,1,1,1)\nw(2,1,2,2)\nw(3,1,1,1)\nw(4,1,3,3)\nr(2,1,2,2)",
+            None,
+        )
+        .unwrap();
+        let shape: Vec<(u64, usize)> = h.txns.iter().map(|t| (t.id, t.ops.len())).collect();
+        assert_eq!(shape, vec![(1, 2), (2, 2), (3, 1)]);
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line_and_byte() {
+        let e = read(&b"w(1,1,1,1)\nw(2,\xff,1,1)\n"[..], None).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().contains("invalid UTF-8 at byte 15"), "{e}");
     }
 
     #[test]

@@ -32,6 +32,27 @@ pub(crate) fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..end].iter().filter(|&&b| b == b'\n').count()
 }
 
+/// A decimal integer of plain digits and an optional `-`, as generated
+/// files write them; `None` for anything else (the caller's general parser
+/// then decides).
+pub(crate) fn int(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+    }
+    Some(if neg { -v } else { v })
+}
+
 /// At most the first 60 characters of `s`, for quoting input in a one-line
 /// error message.
 pub(crate) fn snippet(s: &str) -> String {

@@ -1,0 +1,393 @@
+//! A fast path for the transaction lines of the JSONL format: a scanner for
+//! exactly the fields a transaction line has, several times faster than
+//! the general JSON deserializer on a million-line history.
+//!
+//! It accepts only what it is sure of: the known transaction fields, each
+//! once, strings without escapes, integers without fraction or exponent,
+//! the ops `r`, `w`, `i`, `d`, `a`. Anything else (a header, fault or end
+//! line, an escape, an unknown field, a range read, an error of any kind)
+//! gives `None`, and the line goes to the general parser, which then
+//! decides, and words the error, exactly as before.
+
+use crate::model::{DbTs, Key, Op, Status, Txn, Value};
+
+/// A cursor over one line.
+struct Cur<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string without escapes or control characters (the line is UTF-8
+    /// already).
+    fn str(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let rest = &self.b[start..];
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[len] != b'"' || rest[..len].iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        self.i = start + len + 1;
+        std::str::from_utf8(&rest[..len]).ok()
+    }
+
+    /// `null`.
+    fn null(&mut self) -> Option<()> {
+        self.ws();
+        if self.b[self.i..].starts_with(b"null") {
+            self.i += 4;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// An integer as JSON writes it: `-?(0|[1-9][0-9]*)`, then neither a
+    /// fraction nor an exponent. The magnitude and its sign.
+    fn int(&mut self) -> Option<(bool, u64)> {
+        self.ws();
+        let neg = self.b.get(self.i) == Some(&b'-');
+        if neg {
+            self.i += 1;
+        }
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(&c) = self.b.get(self.i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            self.i += 1;
+        }
+        let digits = self.i - start;
+        if digits == 0 || (digits > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = self.b.get(self.i) {
+            return None;
+        }
+        Some((neg, v))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        match self.int()? {
+            (false, v) => Some(v),
+            (true, 0) => Some(0),
+            (true, _) => None,
+        }
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        match self.int()? {
+            (false, v) => i64::try_from(v).ok(),
+            (true, v) if v <= 1 << 63 => Some((v as i128).wrapping_neg() as i64),
+            (true, _) => None,
+        }
+    }
+
+    fn opt_u64(&mut self) -> Option<Option<u64>> {
+        if self.peek()? == b'n' {
+            self.null().map(|()| None)
+        } else {
+            self.u64().map(Some)
+        }
+    }
+
+    fn opt_string(&mut self) -> Option<Option<String>> {
+        if self.peek()? == b'n' {
+            self.null().map(|()| None)
+        } else {
+            self.str().map(|s| Some(s.to_string()))
+        }
+    }
+
+    fn key(&mut self) -> Option<Key> {
+        if self.peek()? == b'"' {
+            self.str().map(Key::str)
+        } else {
+            self.i64().map(Key::Int)
+        }
+    }
+
+    /// `["r", key, value]` and the other register and list ops.
+    fn op(&mut self) -> Option<Op> {
+        self.eat(b'[')?;
+        let code = self.str()?;
+        self.eat(b',')?;
+        let key = self.key()?;
+        self.eat(b',')?;
+        let op = match code {
+            "r" => match self.peek()? {
+                b'n' => {
+                    self.null()?;
+                    Op::Read { key, value: None }
+                }
+                b'[' => {
+                    self.i += 1;
+                    let mut vs: Vec<Value> = Vec::new();
+                    if self.peek()? == b']' {
+                        self.i += 1;
+                    } else {
+                        loop {
+                            vs.push(self.i64()?);
+                            match self.peek()? {
+                                b',' => self.i += 1,
+                                b']' => {
+                                    self.i += 1;
+                                    break;
+                                }
+                                _ => return None,
+                            }
+                        }
+                    }
+                    Op::ReadList {
+                        key,
+                        values: Some(vs),
+                    }
+                }
+                _ => Op::Read {
+                    key,
+                    value: Some(self.i64()?),
+                },
+            },
+            "w" => Op::Write {
+                key,
+                value: self.i64()?,
+            },
+            "i" => Op::Insert {
+                key,
+                value: self.i64()?,
+            },
+            "d" => Op::Delete {
+                key,
+                value: self.i64()?,
+            },
+            "a" => Op::Append {
+                key,
+                value: self.i64()?,
+            },
+            _ => return None,
+        };
+        self.eat(b']')?;
+        Some(op)
+    }
+
+    fn ops(&mut self) -> Option<Vec<Op>> {
+        self.eat(b'[')?;
+        let mut ops = Vec::new();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(ops);
+        }
+        loop {
+            ops.push(self.op()?);
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(ops);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `{"start": n, "commit": n}` (commit optional or null).
+    fn dbts(&mut self) -> Option<Option<DbTs>> {
+        if self.peek()? == b'n' {
+            return self.null().map(|()| None);
+        }
+        self.eat(b'{')?;
+        let (mut start, mut commit, mut seen_commit) = (None, None, false);
+        loop {
+            match self.str()? {
+                "start" if start.is_none() => {
+                    self.eat(b':')?;
+                    start = Some(self.u64()?);
+                }
+                "commit" if !seen_commit => {
+                    self.eat(b':')?;
+                    commit = self.opt_u64()?;
+                    seen_commit = true;
+                }
+                _ => return None,
+            }
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(Some(DbTs {
+                        start: start?,
+                        commit,
+                    }));
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// Parses a transaction line of the usual shape; `None` sends the line to
+/// the general parser.
+pub(crate) fn parse_txn(line: &[u8]) -> Option<Txn> {
+    let mut c = Cur { b: line, i: 0 };
+    c.eat(b'{')?;
+    let mut t = Txn::new(0, 0, Status::Ok, Vec::new());
+    // Which fields were seen: a repeated field is the general parser's to
+    // refuse.
+    let mut seen = 0u16;
+    loop {
+        let name = c.str()?;
+        c.eat(b':')?;
+        let bit = match name {
+            "id" => {
+                t.id = c.u64()?;
+                1
+            }
+            "session" => {
+                t.session = c.u64()?;
+                2
+            }
+            "status" => {
+                t.status = match c.str()? {
+                    "ok" => Status::Ok,
+                    "fail" => Status::Fail,
+                    "info" => Status::Info,
+                    _ => return None,
+                };
+                4
+            }
+            "start" => {
+                t.start = c.opt_u64()?;
+                8
+            }
+            "end" => {
+                t.end = c.opt_u64()?;
+                16
+            }
+            "ops" => {
+                t.ops = c.ops()?;
+                32
+            }
+            "error" => {
+                t.error = c.opt_string()?;
+                64
+            }
+            "dbts" => {
+                t.dbts = c.dbts()?;
+                128
+            }
+            "kind" => {
+                t.kind = c.opt_string()?;
+                256
+            }
+            "node" => {
+                t.node = c.opt_string()?;
+                512
+            }
+            _ => return None,
+        };
+        if seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        match c.peek()? {
+            b',' => c.i += 1,
+            b'}' => {
+                c.i += 1;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    // Nothing after the object; every required field present; a
+    // transaction that ends before it starts is the general parser's error.
+    if c.peek().is_some() || seen & 0b10_0111 != 0b10_0111 {
+        return None;
+    }
+    if let (Some(s), Some(e)) = (t.start, t.end) {
+        if e < s {
+            return None;
+        }
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_txn;
+    use crate::jsonl::{parse_line, Record};
+
+    /// The fast path agrees with the general parser wherever it answers.
+    fn same(line: &str) -> bool {
+        let fast = parse_txn(line.as_bytes());
+        let slow = parse_line(line);
+        match (fast, slow) {
+            (Some(f), Ok(Some(Record::Txn(s)))) => {
+                assert_eq!(f, s, "{line}");
+                true
+            }
+            (Some(f), other) => panic!("{line}: fast {f:?}, general {other:?}"),
+            (None, _) => false,
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_general_parser() {
+        for line in [
+            r#"{"id":0,"session":18,"status":"ok","start":273868,"end":343813,"kind":"rx","ops":[["r",6,null]],"dbts":{"start":1}}"#,
+            r#"{"id":2,"session":0,"status":"ok","start":1,"end":2,"ops":[["r",7,null],["r",7,null],["w",7,1]],"dbts":{"start":1,"commit":2}}"#,
+            r#" { "id" : 3 , "session" : 1 , "status" : "info" , "start" : 5 , "end" : null , "ops" : [ [ "w" , "x1" , -12884901889 ] , [ "i" , -3 , 4 ] ] , "error" : "reset" } "#,
+            r#"{"id":4,"session":1,"status":"fail","ops":[["a","l",1],["r","l",[1,2,3]],["r","l",[]],["d",2,9],["r","k",5]],"node":"galera-2","error":null}"#,
+            r#"{"id":5,"session":1,"status":"ok","ops":[],"dbts":{"start":4,"commit":null},"kind":null}"#,
+            r#"{"id":18446744073709551615,"session":1,"status":"ok","ops":[["w",-9223372036854775808,9223372036854775807]]}"#,
+            r#"{"ops":[["w",1,1]],"status":"ok","session":2,"id":6,"dbts":null}"#,
+        ] {
+            assert!(same(line), "the fast path should take {line}");
+        }
+    }
+
+    #[test]
+    fn passes_on_what_it_is_not_sure_of() {
+        for line in [
+            r#"{"type":"header","version":1}"#,
+            r#"{"id":1,"id":2,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"extra":1}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["rq",1,2,[]]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"error":"a\"b"}"#,
+            r#"{"id":1.5,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":01,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":-1,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",9223372036854775808,1]]}"#,
+            r#"{"id":1,"session":1,"status":"maybe","ops":[]}"#,
+            r#"{"id":1,"session":1,"ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"start":5,"end":2}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[]} x"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["r",1]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,2,3]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"dbts":{"commit":1}}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"dbts":{"start":1,"x":1}}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,1e3]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,1]"#,
+            "",
+        ] {
+            assert!(!same(line), "the fast path should pass on {line}");
+        }
+    }
+}
