@@ -139,7 +139,8 @@ pub const MAX_SUB_TXNS: usize = 9;
 /// interleavings (7 transactions already take ~0.3 s, 9 take minutes).
 pub const MAX_SUB_TXNS_SI: usize = 6;
 /// The cc check keeps one vector clock (one counter per session) per
-/// committed transaction; above this many counters it refuses.
+/// committed transaction whose so/wr successors are not all done; above
+/// this many counters alive at once it refuses.
 pub const MAX_CLOCK_CELLS: usize = 1 << 30;
 
 /// Above this many `info` transactions a sub-history is not brute-forced.
@@ -943,35 +944,38 @@ struct ReadEv {
 
 fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
     let n = h.txns.len();
-    // Unique values over every write of the history, and where each is.
-    let mut writer: HashMap<(&Key, Value), (u32, u32)> = HashMap::default();
+    // Unique values over every write of the history: where each is, and
+    // whether it is its transaction's final register write of the key. The
+    // keys are owned (an `Int` inline): a probe compares them without
+    // chasing a pointer into the history.
+    let mut writer: HashMap<(Key, Value), (u32, u32, bool)> = HashMap::default();
+    let mut later: HashSet<&Key> = HashSet::default();
     for (t, txn) in h.txns.iter().enumerate() {
-        for (o, op) in txn.ops.iter().enumerate() {
+        later.clear();
+        for (o, op) in txn.ops.iter().enumerate().rev() {
             if let Some((k, v)) = op.written() {
-                if let Some(&(first, _)) = writer.get(&(k, v)) {
-                    return Err(CertError::DuplicateValue {
-                        key: k.clone(),
-                        value: v,
-                        first,
-                        second: t as u32,
-                    });
+                let register =
+                    matches!(op, Op::Write { .. } | Op::Insert { .. } | Op::Delete { .. });
+                let last = register && later.insert(k);
+                match writer.entry((k.clone(), v)) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        return Err(CertError::DuplicateValue {
+                            key: k.clone(),
+                            value: v,
+                            first: e.get().0,
+                            second: t as u32,
+                        });
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert((t as u32, o as u32, last));
+                    }
                 }
-                writer.insert((k, v), (t as u32, o as u32));
             }
         }
     }
     let pos = positions(h, co)?;
     let committed = |t: u32| pos[t as usize] != NONE;
     check_sessions(h, &pos, &pos)?;
-    // Last register write op per (committed txn, key).
-    let mut last_write: HashMap<(u32, &Key), u32> = HashMap::default();
-    for &t in co {
-        for (o, op) in h.txns[t as usize].ops.iter().enumerate() {
-            if let Op::Write { key, .. } | Op::Insert { key, .. } | Op::Delete { key, .. } = op {
-                last_write.insert((t, key), o as u32);
-            }
-        }
-    }
     // The lists: per key, the committed appends in co order, and where each
     // appender's part ends.
     let mut full: HashMap<&Key, Vec<Value>> = HashMap::default();
@@ -986,8 +990,13 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
         }
     }
     // Keys committed transactions write, in key order (for range reads).
+    let ranges = h
+        .txns
+        .iter()
+        .any(|t| t.ops.iter().any(|o| matches!(o, Op::RangeRead { .. })));
     let written: std::collections::BTreeSet<&Key> = co
         .iter()
+        .filter(|_| ranges)
         .flat_map(|&t| h.txns[t as usize].ops.iter())
         .filter_map(|op| op.written().map(|(k, _)| k))
         .collect();
@@ -1038,7 +1047,7 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
                 let src = match value {
                     None => INIT,
                     Some(v) => {
-                        let Some(&(w, wo)) = writer.get(&(key, *v)) else {
+                        let Some(&(w, _, last)) = writer.get(&(key.clone(), *v)) else {
                             return Err(bad(format!("nobody wrote {key} = {v}")));
                         };
                         if w == t {
@@ -1049,7 +1058,7 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
                                 "read {key} = {v} from T{w}, not committed in the witness"
                             )));
                         }
-                        if last_write.get(&(w, key)) != Some(&wo) {
+                        if !last {
                             return Err(bad(format!(
                                 "read {key} = {v}, not T{w}'s final write of {key}"
                             )));
@@ -1092,8 +1101,8 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
 
                     let src = match ext.last() {
                         None => INIT,
-                        Some(v) => match writer.get(&(key, *v)) {
-                            Some(&(w, _)) if w != t && committed(w) => w,
+                        Some(v) => match writer.get(&(key.clone(), *v)) {
+                            Some(&(w, _, _)) if w != t && committed(w) => w,
                             _ => {
                                 return Err(bad(format!(
                                     "list {key} ends with {v}, not a committed append of another transaction"
@@ -1126,7 +1135,7 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
                     let s = srcs.len();
                     let mut seen: HashSet<u32> = HashSet::default();
                     for v in ext {
-                        let w = writer[&(key, *v)].0;
+                        let w = writer[&(key.clone(), *v)].0;
                         if seen.insert(w) {
                             srcs.push(w);
                         }
@@ -1182,6 +1191,40 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
         Level::Cc => wc.cc(),
         Level::Pc => wc.pc(),
         _ => unreachable!("weak levels only"),
+    }
+}
+
+/// One key's writers for the cc check: in-session indices (`idx`), one
+/// run `(session, from, to)` of them per session.
+#[derive(Default)]
+struct Runs {
+    runs: Vec<(u32, u32, u32)>,
+    idx: Vec<u32>,
+}
+
+/// A cc clock entry (a count of a session's transactions): `i16` when
+/// sessions are short enough, as its element-wise max vectorizes on
+/// baseline x86-64, else `u32`.
+trait ClockEntry: Copy + Ord + Default {
+    fn of(x: u32) -> Self;
+    fn get(self) -> u32;
+}
+
+impl ClockEntry for i16 {
+    fn of(x: u32) -> Self {
+        x as i16
+    }
+    fn get(self) -> u32 {
+        self as u32
+    }
+}
+
+impl ClockEntry for u32 {
+    fn of(x: u32) -> Self {
+        x
+    }
+    fn get(self) -> u32 {
+        self
     }
 }
 
@@ -1323,8 +1366,25 @@ impl WeakCtx<'_> {
 
     /// cc: writers of `x` in `t3`'s causal past. Vector clocks over sessions,
     /// computed in co order (which extends so and wr); per session and key,
-    /// the latest writer inside the past, by binary search.
+    /// the latest writer inside the past, by binary search. A clock is kept
+    /// only until its last so/wr successor (in co) has been computed, in
+    /// reused slots, so memory follows the clocks alive at once, not all.
     fn cc(&self) -> R<()> {
+        let mut len: HashMap<u64, usize> = HashMap::default();
+        for (t, txn) in self.h.txns.iter().enumerate() {
+            if self.pos[t] != NONE {
+                *len.entry(txn.session).or_default() += 1;
+            }
+        }
+        if len.values().all(|&l| l < i16::MAX as usize) {
+            self.cc_with::<i16>()
+        } else {
+            self.cc_with::<u32>()
+        }
+    }
+
+    /// [`cc`](Self::cc) with clock entries of type `T`.
+    fn cc_with<T: ClockEntry>(&self) -> R<()> {
         let h = self.h;
         let n = h.txns.len();
         let mut sess_ix: HashMap<u64, u32> = HashMap::default();
@@ -1349,15 +1409,19 @@ impl WeakCtx<'_> {
             sess[t] = s;
         }
         let k = sess_txns.len();
-        // Per (session, key): the in-session indices of its writers, ascending.
-        let mut writers: HashMap<(u32, &Key), Vec<u32>> = HashMap::default();
+        // Per key: its writers' in-session indices, ascending, in one run
+        // per session.
+        let mut writers: HashMap<Key, Runs> = HashMap::default();
         for (s, list) in sess_txns.iter().enumerate() {
             for &t in list {
                 for key in &self.wkeys[t as usize] {
-                    writers
-                        .entry((s as u32, key))
-                        .or_default()
-                        .push(sidx[t as usize]);
+                    let w = writers.entry(key.clone()).or_default();
+                    let at = w.idx.len() as u32;
+                    match w.runs.last_mut() {
+                        Some(r) if r.0 == s as u32 => r.2 = at + 1,
+                        _ => w.runs.push((s as u32, at, at + 1)),
+                    }
+                    w.idx.push(sidx[t as usize]);
                 }
             }
         }
@@ -1365,50 +1429,97 @@ impl WeakCtx<'_> {
         for g in self.groups() {
             by_txn.insert(g[0].t3, g);
         }
-        // vc[pos * k + s]: how many of session s's transactions are in the
-        // causal past.
-        let cells = self.co.len().saturating_mul(k);
-        if cells > MAX_CLOCK_CELLS {
-            return Err(CertError::Unsupported(format!(
-                "cc vector clocks of {} transactions over {k} sessions ({cells} cells, at most {MAX_CLOCK_CELLS})",
-                self.co.len()
-            )));
-        }
-        let mut vc = vec![0u32; cells];
-        for (i, &t) in self.co.iter().enumerate() {
-            let mut preds: Vec<u32> = Vec::new();
+        let preds = |t: u32, out: &mut Vec<u32>| {
+            out.clear();
             if so_pred[t as usize] != NONE {
-                preds.push(so_pred[t as usize]);
+                out.push(so_pred[t as usize]);
             }
             if let Some(g) = by_txn.get(&t) {
                 for e in g.iter() {
-                    preds.extend_from_slice(self.sources(e));
+                    out.extend_from_slice(self.sources(e));
                 }
             }
-            let (done, rest) = vc.split_at_mut(i * k);
-            let row = &mut rest[..k];
-            for p in preds {
-                let pp = self.pos[p as usize] as usize;
-                for (r, &v) in row.iter_mut().zip(&done[pp * k..pp * k + k]) {
-                    *r = (*r).max(v);
-                }
-                let ps = sess[p as usize] as usize;
-                row[ps] = row[ps].max(sidx[p as usize] + 1);
+        };
+        // The co position of each transaction's last so/wr successor.
+        let mut last_use = vec![NONE; n];
+        let mut ps: Vec<u32> = Vec::new();
+        for (i, &t) in self.co.iter().enumerate() {
+            preds(t, &mut ps);
+            for &p in &ps {
+                last_use[p as usize] = i as u32;
             }
         }
-        for e in self.evs {
-            let row = &vc[self.pos[e.t3 as usize] as usize * k..][..k];
-            for (s, &c) in row.iter().enumerate() {
-                if c == 0 {
+        // Clocks in slots of `arena`: entry s counts session s's
+        // transactions in the causal past.
+        let mut arena: Vec<T> = Vec::new();
+        let mut slot = vec![NONE; n];
+        let mut free: Vec<u32> = Vec::new();
+        let mut row = vec![T::default(); k];
+        for (i, &t) in self.co.iter().enumerate() {
+            preds(t, &mut ps);
+            row.fill(T::default());
+            for &p in &ps {
+                let s = sess[p as usize] as usize;
+                let tick = T::of(sidx[p as usize] + 1);
+                if row[s] >= tick {
+                    // `p` is in the past already (the clock that brought
+                    // it in counted its own past too).
                     continue;
                 }
-                let Some(ws) = writers.get(&(s as u32, &e.key)) else {
+                let at = slot[p as usize] as usize * k;
+                for (r, &v) in row.iter_mut().zip(&arena[at..at + k]) {
+                    *r = (*r).max(v);
+                }
+                row[s] = tick;
+            }
+            for e in by_txn.get(&t).copied().unwrap_or(&[]) {
+                let Some(ws) = writers.get(&e.key) else {
                     continue;
                 };
-                let i = ws.partition_point(|&j| j < c);
-                if i > 0 {
-                    self.require_before(e, sess_txns[s][ws[i - 1] as usize])?;
+                // The source's clock (a predecessor's: still kept). A
+                // writer in its past commits before it, as co extends so
+                // and wr (checked above), so only entries beyond it count.
+                let src = (e.src != INIT).then(|| {
+                    let at = slot[e.src as usize] as usize * k;
+                    &arena[at..at + k]
+                });
+                for &(s, from, to) in &ws.runs {
+                    let c = row[s as usize];
+                    if src.is_some_and(|sc| c <= sc[s as usize]) {
+                        continue;
+                    }
+                    let c = c.get();
+                    if c == 0 {
+                        continue;
+                    }
+                    let run = &ws.idx[from as usize..to as usize];
+                    let j = run.partition_point(|&x| x < c);
+                    if j > 0 {
+                        self.require_before(e, sess_txns[s as usize][run[j - 1] as usize])?;
+                    }
                 }
+            }
+            for &p in &ps {
+                if last_use[p as usize] == i as u32 && slot[p as usize] != NONE {
+                    free.push(slot[p as usize]);
+                    slot[p as usize] = NONE;
+                }
+            }
+            if last_use[t as usize] != NONE {
+                let at = match free.pop() {
+                    Some(f) => f,
+                    None => {
+                        if arena.len() + k > MAX_CLOCK_CELLS {
+                            return Err(CertError::Unsupported(format!(
+                                "cc vector clocks over {k} sessions: more than {MAX_CLOCK_CELLS} cells alive at once"
+                            )));
+                        }
+                        arena.resize(arena.len() + k, T::default());
+                        (arena.len() / k - 1) as u32
+                    }
+                };
+                arena[at as usize * k..][..k].copy_from_slice(&row);
+                slot[t as usize] = at;
             }
         }
         Ok(())
