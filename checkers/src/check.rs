@@ -11,7 +11,9 @@
 //!    else direct checks on a small budget of their own.
 //! 4. **Certify** the verdict ([`certify_verdict`]): its witness or
 //!    refutations re-checked by the independent [`certify`](crate::certify)
-//!    module. A proof that fails is a checker bug, and says so.
+//!    module. A proof that fails is a checker bug, and says so. It needs
+//!    only the verdict, so it runs on a second thread while stage 3 places
+//!    the other levels.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -137,7 +137,9 @@ pub enum Stage {
     Decided(Verdict),
     /// Placing the other levels, on a small budget of their own.
     Placing,
-    /// Re-checking the verdict's proof with the independent verifier.
+    /// Re-checking the verdict's proof with the independent verifier (it
+    /// starts with placing, on a second thread; told once placing is done
+    /// and only the proof is awaited).
     Certifying,
     /// The report is being assembled; the check is over.
     Done,
