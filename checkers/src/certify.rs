@@ -1325,9 +1325,9 @@ impl WeakCtx<'_> {
     /// session (the latest such is enough: session order chains the rest).
     fn ra(&self) -> R<()> {
         let h = self.h;
-        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::default();
+        let mut by_txn: Vec<&[ReadEv]> = vec![&[]; self.h.txns.len()];
         for g in self.groups() {
-            by_txn.insert(g[0].t3, g);
+            by_txn[g[0].t3 as usize] = g;
         }
         let mut last_w: HashMap<(u64, &Key), u32> = HashMap::default();
         for (t3, txn) in h.txns.iter().enumerate() {
@@ -1335,7 +1335,8 @@ impl WeakCtx<'_> {
             if self.pos[t3 as usize] == NONE {
                 continue;
             }
-            if let Some(g) = by_txn.get(&t3) {
+            let g = by_txn[t3 as usize];
+            if !g.is_empty() {
                 let keys: HashSet<&Key> = g.iter().map(|e| &e.key).collect();
                 let mut seen: HashSet<u32> = HashSet::default();
                 let mut best: HashMap<&Key, Top2> = HashMap::default();
@@ -1425,19 +1426,17 @@ impl WeakCtx<'_> {
                 }
             }
         }
-        let mut by_txn: HashMap<u32, &[ReadEv]> = HashMap::default();
+        let mut by_txn: Vec<&[ReadEv]> = vec![&[]; self.h.txns.len()];
         for g in self.groups() {
-            by_txn.insert(g[0].t3, g);
+            by_txn[g[0].t3 as usize] = g;
         }
         let preds = |t: u32, out: &mut Vec<u32>| {
             out.clear();
             if so_pred[t as usize] != NONE {
                 out.push(so_pred[t as usize]);
             }
-            if let Some(g) = by_txn.get(&t) {
-                for e in g.iter() {
-                    out.extend_from_slice(self.sources(e));
-                }
+            for e in by_txn[t as usize] {
+                out.extend_from_slice(self.sources(e));
             }
         };
         // The co position of each transaction's last so/wr successor.
@@ -1472,7 +1471,7 @@ impl WeakCtx<'_> {
                 }
                 row[s] = tick;
             }
-            for e in by_txn.get(&t).copied().unwrap_or(&[]) {
+            for e in by_txn[t as usize] {
                 let Some(ws) = writers.get(&e.key) else {
                     continue;
                 };
