@@ -271,7 +271,7 @@ fn place(
     // Levels decided by a search (pc through its split history; SI and SER
     // when the version order is not known) do not stop for a deadline while
     // they build their constraints: on a large history they are left open.
-    let known_order = !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none();
+    let known_order = !opts.use_dbts && !ix.lists && not_mini(ix).is_none();
     let searched = |w: Level| w == Level::Pc || (is_strong(w) && !known_order);
     for w in open {
         if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
@@ -371,7 +371,7 @@ fn decide(
     let mut decided = None;
     let mut witness = None;
     // Non-cyclic anomalies need no version order.
-    let list_findings = if ix.history.has_lists() {
+    let list_findings = if ix.lists {
         crate::lists::list_orders(ix).findings
     } else {
         Vec::new()
@@ -407,7 +407,7 @@ fn decide(
                 (Verdict::Unknown, w.method)
             }
         }
-    } else if !opts.use_dbts && !ix.history.has_lists() && not_mini(ix).is_none() {
+    } else if !opts.use_dbts && !ix.lists && not_mini(ix).is_none() {
         let (vo, div) = version_order(ix);
         witness = known_order(ix, &vo, &div, level, &mut found);
         (Verdict::Ok, "mini-transaction")

@@ -126,7 +126,7 @@ fn reads_from(ix: &Index, r: u32, t: u32) -> bool {
 /// whose list shows the order.
 pub fn weak_core(ix: &Index, a: &crate::report::Anomaly) -> Vec<u32> {
     let mut txns = txns_by_id(ix, a.txns.iter().map(|t| t.id));
-    if !ix.history.has_lists() {
+    if !ix.lists {
         return txns;
     }
     let index_of = |id: u64| txns_by_id(ix, std::iter::once(id)).first().copied();

@@ -113,7 +113,7 @@ pub enum General {
 pub fn check_general(ix: &Index, level: Level, opts: &GeneralOptions) -> General {
     let chains = if opts.use_dbts {
         timestamp_chains(ix)
-    } else if ix.history.has_lists() {
+    } else if ix.lists {
         crate::lists::list_orders(ix).chains
     } else {
         Default::default()

@@ -97,6 +97,9 @@ pub struct Index<'h> {
     pub info_committed: usize,
     /// Total number of ops.
     pub ops: usize,
+    /// Whether any op is a list append or list read (`History::has_lists`,
+    /// found once here rather than by a scan in every stage).
+    pub lists: bool,
 }
 
 impl<'h> Index<'h> {
@@ -117,6 +120,7 @@ impl<'h> Index<'h> {
             sessions: Vec::new(),
             info_committed: 0,
             ops: 0,
+            lists: false,
         };
         let mut dup: Vec<Finding> = Vec::new();
         ix.index_writes(&mut dup);
@@ -190,7 +194,13 @@ impl<'h> Index<'h> {
             last_in_txn.clear();
             self.ops += txn.ops.len();
             for (o, op) in txn.ops.iter().enumerate() {
+                if matches!(op, Op::ReadList { .. }) {
+                    self.lists = true;
+                }
                 let Some((k, v)) = op.written() else { continue };
+                if matches!(op, Op::Append { .. }) {
+                    self.lists = true;
+                }
                 let k = self.intern(k);
                 let loc = WriteLoc {
                     txn: t as u32,

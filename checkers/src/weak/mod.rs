@@ -218,10 +218,7 @@ pub fn check_weak_until(
     let mut findings = false;
     // What the lists themselves show wrong counts like the index's findings
     // (the caller reports both).
-    let lo = ix
-        .history
-        .has_lists()
-        .then(|| crate::lists::list_orders(ix));
+    let lo = ix.lists.then(|| crate::lists::list_orders(ix));
     let list_findings = lo.as_ref().map_or(&[][..], |l| &l.findings[..]);
     for f in ix.findings.iter().chain(list_findings) {
         if forbids(level, f.kind, Scope::Item) {
@@ -406,7 +403,7 @@ impl<'a> Ctx<'a> {
             wk_start,
             wk,
             written_sorted,
-            lists: ix.history.has_lists(),
+            lists: ix.lists,
             rc: level == Level::Rc,
             lo,
             el_start: Vec::new(),

@@ -210,7 +210,7 @@ fn pc_witness(six: &Index, origin: &[u32], deadline: Option<Instant>) -> Option<
     use crate::depgraph::{DepGraph, Model, Orders, VersionOrder, Why as DWhy};
     use crate::polygraph::{prune, Polygraph, Pruned};
     use crate::solve::{solve, Solved, Strategy};
-    let chains = if six.history.has_lists() {
+    let chains = if six.lists {
         crate::lists::list_orders(six).chains
     } else {
         FxHashMap::default()
