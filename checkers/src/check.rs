@@ -46,6 +46,8 @@ struct Outcome {
     refutations: Vec<Refutation>,
     /// Levels shown failed by anomalies whose edges are all forced.
     also_fails: Vec<Level>,
+    /// Stronger levels whose witness showed an `ok` verdict.
+    also_satisfies: Vec<Level>,
     notes: Vec<String>,
     /// When the verdict was known, before any shrinking.
     decided: std::time::Duration,
@@ -253,7 +255,12 @@ fn place(
     let mut satisfies: Vec<Level> = Vec::new();
     let mut open: Vec<Level> = Vec::new();
     match out.verdict {
-        Verdict::Ok => satisfies = implied_by(level, dbts),
+        Verdict::Ok => {
+            satisfies = implied_by(level, dbts);
+            for &s in &out.also_satisfies {
+                satisfies.extend(implied_by(s, dbts));
+            }
+        }
         Verdict::Anomalous => {
             fails = implying(level, dbts);
             fails.extend(out.also_fails.iter().copied());
@@ -283,7 +290,12 @@ fn place(
         }
         let o = decide(ix, w, opts, false, Instant::now(), Some(until));
         match o.verdict {
-            Verdict::Ok => satisfies.extend(implied_by(w, dbts)),
+            Verdict::Ok => {
+                satisfies.extend(implied_by(w, dbts));
+                for &s in &o.also_satisfies {
+                    satisfies.extend(implied_by(s, dbts));
+                }
+            }
             Verdict::Anomalous => {
                 fails.extend(implying(w, dbts));
                 fails.extend(o.also_fails.iter().copied());
@@ -370,6 +382,7 @@ fn decide(
     };
     let mut decided = None;
     let mut witness = None;
+    let mut also_satisfies = Vec::new();
     // Non-cyclic anomalies need no version order.
     let list_findings = if ix.lists {
         crate::lists::list_orders(ix).findings
@@ -414,12 +427,27 @@ fn decide(
     } else if found.anomalous() && !explain {
         // Already decided by a non-cyclic anomaly.
         (Verdict::Anomalous, "non-cyclic")
+    } else if let Some((stronger, schedule)) = (!found.anomalous())
+        .then(|| stronger_witness(ix, level, opts, deadline))
+        .flatten()
+    {
+        // The lattice: a witness of a stronger level is one of this level.
+        if explain {
+            witness = Some(evidence::witness_of_schedule(
+                ix,
+                model_of(level),
+                &schedule,
+            ));
+        }
+        also_satisfies.push(stronger);
+        (Verdict::Ok, lattice_method(stronger))
     } else {
         let gopts = GeneralOptions {
             deadline,
             use_dbts: opts.use_dbts,
             strategy: opts.strategy,
             skip_witness: opts.skip_witness,
+            force_fast_paths: opts.force_fast_paths,
             local: !opts.skip_witness,
             prove: explain,
             ..GeneralOptions::default()
@@ -504,8 +532,68 @@ fn decide(
         anomalies: found.anomalies,
         refutations: found.refutations,
         also_fails: found.also_fails,
+        also_satisfies: if anomalous {
+            Vec::new()
+        } else {
+            also_satisfies
+        },
         notes,
         decided: decided.unwrap_or_else(|| started.elapsed()),
+    }
+}
+
+/// The share of the remaining time a stronger level's witness may take.
+const LATTICE_SHARE: u32 = 4;
+/// Its budget when the check has no time limit.
+const LATTICE_MAX: Duration = Duration::from_secs(60);
+
+/// The stronger level whose witness is tried first, and the method name
+/// that says so.
+fn lattice_method(stronger: Level) -> &'static str {
+    match stronger {
+        Level::StrongSessionSer => "witness of strong-session-ser",
+        _ => "witness of strong-session-si",
+    }
+}
+
+/// Stage 2d, the lattice: a witness of the session variant of `si` or
+/// `ser`, found on a share of the time. Session order adds known edges, so
+/// pruning decides most choices the weaker level leaves open; its witness
+/// (a schedule of the same model) is one for `level`, and is certified as
+/// such. A failure proves nothing about `level` and passes on.
+fn stronger_witness(
+    ix: &Index,
+    level: Level,
+    opts: &CheckOptions,
+    deadline: Option<Instant>,
+) -> Option<(Level, Vec<u32>)> {
+    let stronger = match level {
+        Level::Si => Level::StrongSessionSi,
+        Level::Ser => Level::StrongSessionSer,
+        _ => return None,
+    };
+    let forced = opts.force_fast_paths;
+    // Session order must order something, else the levels coincide.
+    let ordered = ix.sessions.iter().any(|s| s.len() > 1);
+    if !follows(stronger, level, opts.use_dbts) || (!forced && (opts.skip_witness || !ordered)) {
+        return None;
+    }
+    let now = Instant::now();
+    let share = deadline.map_or(LATTICE_MAX, |d| {
+        d.saturating_duration_since(now) / LATTICE_SHARE
+    });
+    let gopts = GeneralOptions {
+        deadline: Some(now + share),
+        use_dbts: opts.use_dbts,
+        strategy: opts.strategy,
+        force_fast_paths: forced,
+        local: false,
+        prove: false,
+        ..GeneralOptions::default()
+    };
+    match check_general(ix, stronger, &gopts) {
+        General::Ok { schedule, .. } => Some((stronger, schedule)),
+        _ => None,
     }
 }
 

@@ -61,6 +61,8 @@ pub struct GeneralOptions {
     /// Write down a pruning contradiction as a derivation (for a
     /// certificate; costs a search per decision it needs).
     pub prove: bool,
+    /// Run every fast path regardless of its thresholds (for tests).
+    pub force_fast_paths: bool,
 }
 
 impl Default for GeneralOptions {
@@ -74,6 +76,7 @@ impl Default for GeneralOptions {
             local: true,
             prune: true,
             prove: false,
+            force_fast_paths: false,
         }
     }
 }

@@ -82,6 +82,11 @@ pub struct CheckOptions {
     /// Skip the cheap guesses (witness, time guidance, local search) and
     /// decide by the complete search alone; for measurements.
     pub skip_witness: bool,
+    /// Run every fast path of the black-box search (a stronger level's
+    /// witness, the read-from guess, the solver portfolio) even where its
+    /// size or shape threshold would skip it, and before the older guesses;
+    /// for testing the fast paths against the oracle.
+    pub force_fast_paths: bool,
     /// Told the verdict as soon as it is known, before the other levels
     /// are placed and the counterexamples shrunk (for progress output).
     pub on_verdict: Option<OnVerdict>,
@@ -98,6 +103,7 @@ impl std::fmt::Debug for CheckOptions {
             .field("use_dbts", &self.use_dbts)
             .field("strategy", &self.strategy)
             .field("skip_witness", &self.skip_witness)
+            .field("force_fast_paths", &self.force_fast_paths)
             .field("on_verdict", &self.on_verdict.as_ref().map(|_| "Fn"))
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
             .finish()
@@ -115,6 +121,7 @@ impl Default for CheckOptions {
             use_dbts: false,
             strategy: solve::Strategy::Theory,
             skip_witness: false,
+            force_fast_paths: false,
             on_verdict: None,
             progress: None,
         }
