@@ -302,9 +302,10 @@ pub struct CheckArgs {
     /// too.
     #[arg(long, value_name = "FILE")]
     pub certify: Option<PathBuf>,
-    /// How the SER/SI solver searches: `theory` (CDCL with an acyclicity
-    /// theory) or `lazy` (one cycle clause per round); for measurements.
-    #[arg(long, value_name = "STRATEGY", default_value = "theory", value_parser = parse_strategy)]
+    /// How the SER/SI solver searches: `portfolio` (theory and lazy in
+    /// turn, on growing budgets), `theory` (CDCL with an acyclicity theory)
+    /// or `lazy` (one cycle clause per round); the last two for measurements.
+    #[arg(long, value_name = "STRATEGY", default_value = "portfolio", value_parser = parse_strategy)]
     pub solver: checkers::solve::Strategy,
     /// Skip the witness and time-guided guesses and go to the complete
     /// search (slower; for measurements).
@@ -316,8 +317,9 @@ fn parse_strategy(s: &str) -> Result<checkers::solve::Strategy, String> {
     match s {
         "theory" => Ok(checkers::solve::Strategy::Theory),
         "lazy" => Ok(checkers::solve::Strategy::Lazy),
+        "portfolio" => Ok(checkers::solve::Strategy::Portfolio),
         _ => Err(format!(
-            "unknown solver strategy {s:?} (expected theory or lazy)"
+            "unknown solver strategy {s:?} (expected portfolio, theory or lazy)"
         )),
     }
 }

@@ -18,6 +18,7 @@ pub const FIXED: u32 = u32::MAX;
 pub type TaggedEdge = (u32, u32, u32);
 
 /// A directed graph kept acyclic, with a topological order.
+#[derive(Clone)]
 pub struct Acyclic {
     out: Vec<Vec<(u32, u32)>>,
     inc: Vec<Vec<(u32, u32)>>,

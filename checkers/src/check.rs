@@ -521,6 +521,11 @@ fn decide(
         }
     };
     let anomalous = found.anomalous();
+    // With no session ordering two transactions, a session variant is the
+    // level itself: its `ok` places the variant (and so `pc`) for free.
+    if verdict == Verdict::Ok && !ix.sessions.iter().any(|s| s.len() > 1) {
+        also_satisfies.extend(session_variant(level));
+    }
     Outcome {
         verdict: if anomalous {
             Verdict::Anomalous
@@ -567,11 +572,7 @@ fn stronger_witness(
     opts: &CheckOptions,
     deadline: Option<Instant>,
 ) -> Option<(Level, Vec<u32>)> {
-    let stronger = match level {
-        Level::Si => Level::StrongSessionSi,
-        Level::Ser => Level::StrongSessionSer,
-        _ => return None,
-    };
+    let stronger = session_variant(level)?;
     let forced = opts.force_fast_paths;
     // Session order must order something, else the levels coincide.
     let ordered = ix.sessions.iter().any(|s| s.len() > 1);
@@ -593,6 +594,16 @@ fn stronger_witness(
     };
     match check_general(ix, stronger, &gopts) {
         General::Ok { schedule, .. } => Some((stronger, schedule)),
+        _ => None,
+    }
+}
+
+/// The session variant of `si` and `ser`: the same level with session
+/// order added.
+fn session_variant(level: Level) -> Option<Level> {
+    match level {
+        Level::Si => Some(Level::StrongSessionSi),
+        Level::Ser => Some(Level::StrongSessionSer),
         _ => None,
     }
 }

@@ -69,7 +69,7 @@ impl Default for GeneralOptions {
     fn default() -> Self {
         GeneralOptions {
             deadline: None,
-            strategy: Strategy::Theory,
+            strategy: Strategy::Portfolio,
             skip_witness: false,
             max_pairs: 60_000_000,
             use_dbts: false,
@@ -147,30 +147,42 @@ pub fn check_with_chains(
             lost: known.lost_updates.clone(),
         };
     }
-    // 2. Witness.
-    let order = match topo_order_by(ix, &known, true) {
+    // 2. Witness. With client times, the known graph's topological order
+    //    breaks ties by time; without, by layers of read-from and session
+    //    order (Viper's BFS order), which no file order can mislead.
+    let timed = ix
+        .history
+        .txns
+        .iter()
+        .any(|t| t.start.is_some() && t.end.is_some());
+    let forced = opts.force_fast_paths;
+    let ties = if timed { Ties::Time } else { Ties::Layers };
+    let order = match topo_order_by(ix, &known, ties) {
         Some(o) => o,
         None => unreachable!("the known graph is acyclic"),
     };
-    let mut position = vec![0u32; known.nodes];
-    for (i, &v) in order.iter().enumerate() {
-        position[v as usize] = i as u32;
-    }
-    let commit_pos = |t: u32| match model {
-        Model::Ser => position[t as usize],
-        Model::Si => position[2 * t as usize + 1],
-    };
     let mut witness_cycles: Vec<Cycle> = Vec::new();
     if !opts.skip_witness {
-        let vo = witness_order(ix, &commit_pos);
-        let dg = DepGraph::build(ix, &vo, model, orders);
-        witness_cycles = find_cycles(&dg, orders);
-        if witness_cycles.is_empty() {
-            if let Some(schedule) = schedule_of(&dg) {
-                return General::Ok {
-                    how: "witness",
-                    schedule,
-                };
+        // Without times, the file's order is a second guess (often the
+        // commit order); forced fast paths leave it out.
+        let file = (!timed && !forced)
+            .then(|| topo_order_by(ix, &known, Ties::File))
+            .flatten();
+        for guess in file.iter().chain(std::iter::once(&order)) {
+            let pos = positions(guess);
+            let vo = witness_order(ix, &|t| pos[commit_node(model, t) as usize]);
+            let dg = DepGraph::build(ix, &vo, model, orders);
+            let cycles = find_cycles(&dg, orders);
+            if cycles.is_empty() {
+                if let Some(schedule) = schedule_of(&dg) {
+                    return General::Ok {
+                        how: "witness",
+                        schedule,
+                    };
+                }
+            }
+            if witness_cycles.is_empty() {
+                witness_cycles = cycles;
             }
         }
         // Second guess: a greedy serial replay (a serial order is also a
@@ -194,24 +206,50 @@ pub fn check_with_chains(
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
         return General::Unknown("the time budget ran out before the solver started".into());
     }
-    // 3. Time-guided polygraph: a proposal, checked before it is believed.
-    //    Real time is only a hint, so it gets a budget of its own.
-    let timed = ix
-        .history
-        .txns
-        .iter()
-        .any(|t| t.start.is_some() && t.end.is_some());
+    // 3. Guided polygraph: writers far apart in real time (or, without
+    //    times, in the guessed order) are assumed ordered, so only nearby
+    //    pairs become constraints; the proposal is checked before it is
+    //    believed. A hint gets a budget of its own; an order's slack grows
+    //    fourfold until it assumes nothing.
     if timed && !opts.skip_witness {
         let until = Instant::now() + HINT_BUDGET;
         let o = GeneralOptions {
             deadline: Some(opts.deadline.map_or(until, |d| d.min(until))),
             ..*opts
         };
-        if let Some(schedule) = time_guided(ix, model, orders, chains, &o) {
+        let spans = client_spans(ix);
+        if let Some(schedule) = guided(ix, model, orders, chains, &o, &spans) {
             return General::Ok {
                 how: "solver (time-guided)",
                 schedule,
             };
+        }
+    }
+    if !timed && !opts.skip_witness && (forced || open_pairs(ix, chains) > GUIDE_ABOVE) {
+        let pos = positions(&order);
+        let mut slack = SLACK_START;
+        let mut budget = HINT_BUDGET;
+        while slack < 2 * known.nodes as u64 {
+            let until = Instant::now() + budget;
+            let o = GeneralOptions {
+                deadline: Some(opts.deadline.map_or(until, |d| d.min(until))),
+                ..*opts
+            };
+            let spans = order_spans(ix, model, &pos, slack);
+            if let Some(schedule) = guided(ix, model, orders, chains, &o, &spans) {
+                return General::Ok {
+                    how: "solver (order-guided)",
+                    schedule,
+                };
+            }
+            if opts.deadline.is_some_and(|d| Instant::now() > d) {
+                return General::Unknown("the time budget ran out in the guided search".into());
+            }
+            slack *= 4;
+            budget *= 2;
+            if !forced && slack > SLACK_MAX {
+                break;
+            }
         }
     }
     // 4. A small refuted neighbourhood of a witness cycle refutes the
@@ -253,7 +291,7 @@ pub fn check_with_chains(
     if !timed || opts.skip_witness {
         return complete(ix, &p, &order, opts.deadline, opts, &seed);
     }
-    let plain = match topo_order_by(ix, &known, false) {
+    let plain = match topo_order_by(ix, &known, Ties::File) {
         Some(o) => o,
         None => unreachable!("the known graph is acyclic"),
     };
@@ -395,19 +433,21 @@ pub(crate) fn schedule_of(dg: &DepGraph) -> Option<Vec<u32>> {
     )
 }
 
-/// Solves the polygraph that assumes real-time order between writers whose
-/// intervals do not overlap, and checks the version order it proposes:
-/// the witness schedule when that order is valid, `None` (refuted or out
-/// of time) when it proves nothing.
-fn time_guided(
+/// Solves the polygraph that assumes an order between writers whose
+/// intervals (`spans`, one per transaction) do not overlap, and checks the
+/// version order it proposes: the witness schedule when that order is
+/// valid, `None` (refuted or out of time) when it proves nothing.
+fn guided(
     ix: &Index,
     model: Model,
     orders: Orders,
     chains: &rustc_hash::FxHashMap<u32, Vec<u32>>,
     opts: &GeneralOptions,
+    spans: &[(u64, u64)],
 ) -> Option<Vec<u32>> {
-    let p = Polygraph::build_with(ix, model, orders, chains, true, opts.max_pairs, true).ok()?;
-    let order = topo_order_by(ix, &p, true)?;
+    let p =
+        Polygraph::build_with(ix, model, orders, chains, true, opts.max_pairs, Some(spans)).ok()?;
+    let order = topo_order_by(ix, &p, Ties::Time)?;
     let mut g = Acyclic::new(&order);
     for &(f, t, _) in &p.known {
         g.add(f, t, FIXED).ok()?;
@@ -507,13 +547,53 @@ fn txns_of(p: &Polygraph, cyc: &[(u32, u32, u32)]) -> Vec<u32> {
     out
 }
 
-/// A topological order of the known graph, ties broken by time (with
-/// `use_time`, when the history has times): a begin node by its
-/// transaction's start, a commit (or SER) node by its end; else by the
-/// order of the file. `None` if the graph has a cycle.
-fn topo_order_by(ix: &Index, p: &Polygraph, use_time: bool) -> Option<Vec<u32>> {
+/// How a topological order of the known graph breaks ties.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ties {
+    /// By time, when the history has times (a begin node by its
+    /// transaction's start, a commit or SER node by its end); else as
+    /// `File`.
+    Time,
+    /// By the order of the file.
+    File,
+    /// By layer (the longest known path that reaches the node), then by
+    /// place in its session: an order read-from and session order alone
+    /// suggest, whatever the file's order and numbering.
+    Layers,
+}
+
+/// Above this many writer pairs, the complete polygraph is too large to
+/// build first, and the order-guided search goes before it.
+const GUIDE_ABOVE: u64 = 2_000_000;
+
+/// How many pairs of writers of a key the complete polygraph would hold
+/// (an upper bound: keys with a known chain counted in full).
+fn open_pairs(ix: &Index, chains: &rustc_hash::FxHashMap<u32, Vec<u32>>) -> u64 {
+    let mut writers = vec![0u64; ix.keys.len()];
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            writers[w.key as usize] += 1;
+        }
+    }
+    writers
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !chains.contains_key(&(*k as u32)))
+        .map(|(_, &n)| n * n.saturating_sub(1) / 2)
+        .sum()
+}
+
+/// A position in a slack-widened order: how far apart (in nodes) two
+/// writers must be before the first is assumed to come first.
+const SLACK_START: u64 = 256;
+/// Beyond this slack, the guided search hands over to the complete one.
+const SLACK_MAX: u64 = 1 << 16;
+
+/// A topological order of the known graph, ties broken as `ties` says.
+/// `None` if the graph has a cycle.
+fn topo_order_by(ix: &Index, p: &Polygraph, ties: Ties) -> Option<Vec<u32>> {
     let h = ix.history;
-    let timed = use_time && h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
+    let timed = ties == Ties::Time && h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
     let time = |t: u32, commit: bool| -> u64 {
         let x = &h.txns[t as usize];
         if !timed {
@@ -526,7 +606,11 @@ fn topo_order_by(ix: &Index, p: &Polygraph, use_time: bool) -> Option<Vec<u32>> 
             s
         }
     };
+    let layers = (ties == Ties::Layers).then(|| layers_of(ix, p)).flatten();
     let prio = |v: u32| -> u64 {
+        if let Some(l) = &layers {
+            return l[v as usize];
+        }
         match p.model {
             Model::Ser if (v as usize) < p.txns => time(v, true),
             Model::Si if (v as usize) < 2 * p.txns => time(v / 2, v % 2 == 1),
@@ -585,4 +669,101 @@ fn witness_order(ix: &Index, commit_pos: &impl Fn(u32) -> u32) -> VersionOrder {
         }
     }
     vo
+}
+
+/// Each node's priority in the layered order: its layer (the number of
+/// nodes on the longest known path reaching it) in the high bits, its
+/// transaction's place in its session in the low ones. Sorting by it is a
+/// topological order, since a known edge always goes to a higher layer.
+/// `None` if the known graph has a cycle.
+fn layers_of(ix: &Index, p: &Polygraph) -> Option<Vec<u64>> {
+    let n = p.nodes;
+    let mut indeg = vec![0u32; n];
+    let mut offsets = vec![0u32; n + 1];
+    for &(f, t, _) in &p.known {
+        indeg[t as usize] += 1;
+        offsets[f as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut adj = vec![0u32; p.known.len()];
+    for &(f, t, _) in &p.known {
+        adj[fill[f as usize] as usize] = t;
+        fill[f as usize] += 1;
+    }
+    let mut depth = vec![0u32; n];
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut seen = 0;
+    while let Some(v) = stack.pop() {
+        seen += 1;
+        for i in offsets[v as usize]..offsets[v as usize + 1] {
+            let w = adj[i as usize] as usize;
+            depth[w] = depth[w].max(depth[v as usize] + 1);
+            indeg[w] -= 1;
+            if indeg[w] == 0 {
+                stack.push(w as u32);
+            }
+        }
+    }
+    if seen < n {
+        return None;
+    }
+    let mut place = vec![0u32; ix.len()];
+    for s in &ix.sessions {
+        for (i, &t) in s.iter().enumerate() {
+            place[t as usize] = i as u32;
+        }
+    }
+    Some(
+        (0..n)
+            .map(|v| {
+                let tie = p.txn_of(v as u32).map_or(0, |t| place[t as usize]);
+                (u64::from(depth[v]) << 32) | u64::from(tie)
+            })
+            .collect(),
+    )
+}
+
+/// Each node's position in an order.
+fn positions(order: &[u32]) -> Vec<u32> {
+    let mut pos = vec![0u32; order.len()];
+    for (i, &v) in order.iter().enumerate() {
+        pos[v as usize] = i as u32;
+    }
+    pos
+}
+
+/// A transaction's commit node (its only node in the SER model).
+fn commit_node(model: Model, t: u32) -> u32 {
+    match model {
+        Model::Ser => t,
+        Model::Si => 2 * t + 1,
+    }
+}
+
+/// Each transaction's client interval (start, end), unknown ends open.
+fn client_spans(ix: &Index) -> Vec<(u64, u64)> {
+    ix.history
+        .txns
+        .iter()
+        .map(|x| (x.start.unwrap_or(0), x.end.unwrap_or(u64::MAX)))
+        .collect()
+}
+
+/// Each transaction's interval in a guessed order: from its begin node's
+/// position to its commit node's, widened by `slack` nodes.
+fn order_spans(ix: &Index, model: Model, pos: &[u32], slack: u64) -> Vec<(u64, u64)> {
+    (0..ix.len() as u32)
+        .map(|t| {
+            let begin = match model {
+                Model::Ser => t,
+                Model::Si => 2 * t,
+            };
+            let b = u64::from(pos[begin as usize]);
+            let c = u64::from(pos[commit_node(model, t) as usize]);
+            (b, c + slack)
+        })
+        .collect()
 }

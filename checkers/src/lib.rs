@@ -119,7 +119,7 @@ impl Default for CheckOptions {
             timeout: None,
             max_examples: 8,
             use_dbts: false,
-            strategy: solve::Strategy::Theory,
+            strategy: solve::Strategy::Portfolio,
             skip_witness: false,
             force_fast_paths: false,
             on_verdict: None,

@@ -100,21 +100,15 @@ impl Polygraph {
         with_constraints: bool,
         max_pairs: u64,
     ) -> Result<Polygraph, TooLarge> {
-        Polygraph::build_with(
-            ix,
-            model,
-            orders,
-            chains,
-            with_constraints,
-            max_pairs,
-            false,
-        )
+        Polygraph::build_with(ix, model, orders, chains, with_constraints, max_pairs, None)
     }
 
-    /// Like [`Polygraph::build`]; with `time_guided`, writers whose client
-    /// intervals do not overlap are *assumed* to be in real-time order (true
-    /// of every database whose commit happens between BEGIN and the COMMIT
-    /// reply), so only overlapping writers get constraints. The result only
+    /// Like [`Polygraph::build`]; with a `guide` (an interval per
+    /// transaction: client times, or positions in a guessed order), writers
+    /// whose intervals do not overlap are *assumed* to be in that order
+    /// (true of real time for every database whose commit happens between
+    /// BEGIN and the COMMIT reply), so only overlapping writers get
+    /// constraints, and the others are never paired. The result only
     /// proposes a version order; it proves nothing until checked (Viper's
     /// heuristic pruning).
     #[allow(clippy::too_many_arguments)]
@@ -125,8 +119,9 @@ impl Polygraph {
         chains: &FxHashMap<u32, Vec<u32>>,
         with_constraints: bool,
         max_pairs: u64,
-        time_guided: bool,
+        guide: Option<&[(u64, u64)]>,
     ) -> Result<Polygraph, TooLarge> {
+        let time_guided = guide.is_some();
         let n = ix.len();
         let mut b = GraphBuilder::new(0);
         let mut e = Edges::new(&mut b, model, n);
@@ -172,11 +167,7 @@ impl Polygraph {
                 }
             }
         };
-        let h = ix.history;
-        let span = |t: u32| {
-            let x = &h.txns[t as usize];
-            (x.start.unwrap_or(0), x.end.unwrap_or(u64::MAX))
-        };
+        let span = |t: u32| guide.map_or((0, u64::MAX), |g| g[t as usize]);
         let pair_count: u64 = if time_guided {
             0
         } else {
