@@ -20,8 +20,14 @@ const LEVELS: [Level; 6] = [
 ];
 
 fn agree(h: &History, i: usize, l: Level) -> bool {
+    agree_with(h, i, l, &CheckOptions::default()).0
+}
+
+/// Whether the history satisfies `l` (the oracle and the checker agree),
+/// and the method that decided.
+fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, String) {
     let want = oracle::satisfies(h, l).expect("strong level");
-    let rep = check(h, l, &CheckOptions::default());
+    let rep = check(h, l, opts);
     checkers::testgen::assert_certified(&rep, "oracle_general");
     let got = match rep.verdict {
         Verdict::Ok => true,
@@ -51,7 +57,54 @@ fn agree(h: &History, i: usize, l: Level) -> bool {
             "an anomalous verdict needs a counterexample"
         );
     }
-    want
+    (want, rep.method)
+}
+
+/// Every fast path of the black-box search forced on (the session
+/// variant's witness, the layered and order-guided guesses, the solver
+/// portfolio), at every strong level.
+#[test]
+fn fast_paths_forced_agree_with_the_oracle() {
+    let cfg = GenConfig {
+        max_txns: 5,
+        sessions: 3,
+        keys: 2,
+        max_ops: 4,
+        ..GenConfig::default()
+    };
+    let opts = CheckOptions {
+        force_fast_paths: true,
+        ..CheckOptions::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0xfa57);
+    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..10_000 {
+        let h = random_history(&mut rng, &cfg);
+        // As generated, and with no times (as from PolySI's text format).
+        let mut untimed = h.clone();
+        for t in &mut untimed.txns {
+            t.start = None;
+            t.end = None;
+        }
+        for h in [&h, &untimed] {
+            for &l in &LEVELS {
+                let (ok, how) = agree_with(h, i, l, &opts);
+                *methods
+                    .entry(format!("{how} {}", if ok { "ok" } else { "anomalous" }))
+                    .or_default() += 1;
+            }
+        }
+    }
+    eprintln!("{methods:?}");
+    for m in [
+        "witness of strong-session-si ok",
+        "witness of strong-session-ser ok",
+    ] {
+        assert!(
+            methods.get(m).copied().unwrap_or(0) > 20,
+            "{m}: {methods:?}"
+        );
+    }
 }
 
 #[test]
