@@ -3,15 +3,15 @@
 //! 1. **Index** the history ([`Index`]).
 //! 2. **Decide** the requested level ([`decide`]), each stage deciding or
 //!    passing on:
-//!    a. the non-cyclic anomalies (they need no version order);
-//!    b. below SI, the weak levels' saturation;
-//!    c. from SI up, one cycle search when the version order is known
-//!       (mini-transactions);
-//!    d. the lattice: for `si` and `ser`, a witness of their session
-//!       variant, on a share of the time ([`stronger_witness`]);
-//!    e. the general black-box search (known edges, witnesses, a time- or
-//!       order-guided polygraph, a local refutation, the complete
-//!       polygraph).
+//!    - the non-cyclic anomalies (they need no version order);
+//!    - below SI, the weak levels' saturation;
+//!    - from SI up, one cycle search when the version order is known
+//!      (mini-transactions);
+//!    - the lattice: for `si` and `ser`, a witness of their session
+//!      variant, on a share of the time ([`stronger_witness`]);
+//!    - the general black-box search (known edges, witnesses, a time- or
+//!      order-guided polygraph, a local refutation, the complete
+//!      polygraph).
 //! 3. **Place** the other levels ([`place`]): the lattice where it applies,
 //!    else direct checks on a small budget of their own.
 //! 4. **Certify** the verdict ([`certify_verdict`]): its witness or
