@@ -618,21 +618,7 @@ fn topo_order_by(ix: &Index, p: &Polygraph, ties: Ties) -> Option<Vec<u32>> {
         }
     };
     let n = p.nodes;
-    let mut indeg = vec![0u32; n];
-    let mut offsets = vec![0u32; n + 1];
-    for &(f, t, _) in &p.known {
-        indeg[t as usize] += 1;
-        offsets[f as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut adj = vec![0u32; p.known.len()];
-    for &(f, t, _) in &p.known {
-        adj[fill[f as usize] as usize] = t;
-        fill[f as usize] += 1;
-    }
+    let (mut indeg, offsets, adj) = known_adjacency(p);
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
         .filter(|&v| indeg[v as usize] == 0)
         .map(|v| Reverse((prio(v), v)))
@@ -649,6 +635,29 @@ fn topo_order_by(ix: &Index, p: &Polygraph, ties: Ties) -> Option<Vec<u32>> {
         }
     }
     (order.len() == n).then_some(order)
+}
+
+/// The known edges as adjacency arrays (CSR: node `v`'s successors are
+/// `adj[offsets[v]..offsets[v + 1]]`) and each node's in-degree, for the
+/// topological passes below.
+fn known_adjacency(p: &Polygraph) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = p.nodes;
+    let mut indeg = vec![0u32; n];
+    let mut offsets = vec![0u32; n + 1];
+    for &(f, t, _) in &p.known {
+        indeg[t as usize] += 1;
+        offsets[f as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut adj = vec![0u32; p.known.len()];
+    for &(f, t, _) in &p.known {
+        adj[fill[f as usize] as usize] = t;
+        fill[f as usize] += 1;
+    }
+    (indeg, offsets, adj)
 }
 
 /// Each key's writers, in the order of their commit nodes.
@@ -678,21 +687,7 @@ fn witness_order(ix: &Index, commit_pos: &impl Fn(u32) -> u32) -> VersionOrder {
 /// `None` if the known graph has a cycle.
 fn layers_of(ix: &Index, p: &Polygraph) -> Option<Vec<u64>> {
     let n = p.nodes;
-    let mut indeg = vec![0u32; n];
-    let mut offsets = vec![0u32; n + 1];
-    for &(f, t, _) in &p.known {
-        indeg[t as usize] += 1;
-        offsets[f as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut adj = vec![0u32; p.known.len()];
-    for &(f, t, _) in &p.known {
-        adj[fill[f as usize] as usize] = t;
-        fill[f as usize] += 1;
-    }
+    let (mut indeg, offsets, adj) = known_adjacency(p);
     let mut depth = vec![0u32; n];
     let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
     let mut seen = 0;
