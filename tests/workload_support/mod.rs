@@ -196,7 +196,11 @@ pub fn assert_workload_ops(workload: &str, r: &Run, what: &str) -> BTreeMap<Stri
                 load.ops.len() > 500 && load.ops.iter().all(|o| matches!(o, Op::Insert { .. })),
                 "{what}: the load inserts every row"
             );
-            assert_at_least(&c, &["r", "w", "i", "rq", "rq-row"], 20, what);
+            assert_at_least(&c, &["r", "w", "i", "rq-row"], 20, what);
+            // Range reads come only from order-status and stock-level (2 of
+            // the 5 kinds); at serializable on a loaded machine most of a
+            // 300-transaction run can abort, so fewer are asked for.
+            assert_at_least(&c, &["rq"], 8, what);
             assert_at_least(&c, &["txn:new-order", "txn:payment"], 5, what);
             assert_none(&c, &["a", "rl", "rq-tomb"], what);
             // Every key is `table:pk` of a TPC-C table.
