@@ -370,21 +370,40 @@ impl Polygraph {
             );
         }
         BUILT.with(|b| b.set(b.get() + constraints.len() as u64));
-        pending.sort_by_key(|p| (p.0, p.1));
-        let mut side_edges: Vec<NodeEdge> = Vec::with_capacity(pending.len());
-        let mut i = 0;
-        while i < pending.len() {
-            let (c, s) = (pending[i].0, pending[i].1);
-            let start = side_edges.len() as u32;
-            while i < pending.len() && pending[i].0 == c && pending[i].1 == s {
-                let (_, _, x, y, l) = pending[i];
-                if x != y {
-                    let (f, t) = map_edge(model, x, y, l.dep);
-                    side_edges.push((f, t, l));
-                }
-                i += 1;
+        // Group the pending edges by (constraint, side), keeping their
+        // order within a side: a counting sort, linear in their number
+        // (a comparison sort of tens of millions of them was most of the
+        // time of a large build).
+        let slot = |c: u32, s: u8| 2 * c as usize + s as usize;
+        let mut start = vec![0u32; 2 * constraints.len() + 1];
+        for &(c, s, x, y, _) in &pending {
+            if x != y {
+                start[slot(c, s) + 1] += 1;
             }
-            constraints[c as usize].sides[s as usize] = start..side_edges.len() as u32;
+        }
+        for i in 0..2 * constraints.len() {
+            start[i + 1] += start[i];
+        }
+        let mut side_edges: Vec<NodeEdge> = match pending.first() {
+            Some(&(_, _, _, _, l)) => vec![(0, 0, l); start[2 * constraints.len()] as usize],
+            None => Vec::new(),
+        };
+        let mut fill = start.clone();
+        for (c, s, x, y, l) in pending {
+            if x != y {
+                let at = &mut fill[slot(c, s)];
+                side_edges[*at as usize] = {
+                    let (f, t) = map_edge(model, x, y, l.dep);
+                    (f, t, l)
+                };
+                *at += 1;
+            }
+        }
+        for (c, con) in constraints.iter_mut().enumerate() {
+            for s in 0..2u8 {
+                let i = slot(c as u32, s);
+                con.sides[s as usize] = start[i]..start[i + 1];
+            }
         }
         Ok(Polygraph {
             model,
