@@ -844,17 +844,20 @@ pub fn planned_targets(
 pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
     let exe = std::env::current_exe().context("cannot find the harness binary")?;
     let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    // `harness cluster node FAULT KIND --state DIR [NODE]`.
+    let cmd = |fault: &str, node: &str| {
+        format!(
+            "{} cluster node {fault} {} --state {} {node}",
+            q(&exe.to_string_lossy()),
+            c.kind.name(),
+            q(&c.state.to_string_lossy()),
+        )
+        .trim_end()
+        .to_string()
+    };
     let mut t = crate::nemesis::Targets::new();
     for n in &c.nodes {
-        let cmd = |f: &str| {
-            format!(
-                "{} cluster node {f} {} --state {} {}",
-                q(&exe.to_string_lossy()),
-                c.kind.name(),
-                q(&c.state.to_string_lossy()),
-                n.name
-            )
-        };
+        let cmd = |f: &str| cmd(f, &n.name);
         t.insert(
             n.name.clone(),
             crate::nemesis::command::Target {
@@ -873,19 +876,11 @@ pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
     }
     // Partitions of the whole cluster, by shape.
     for shape in ["halves", "bridge", "random"] {
-        let cmd = |f: &str| {
-            format!(
-                "{} cluster node {f} {} --state {}",
-                q(&exe.to_string_lossy()),
-                c.kind.name(),
-                q(&c.state.to_string_lossy()),
-            )
-        };
         t.insert(
             shape.into(),
             crate::nemesis::command::Target {
-                partition: Some(cmd(shape)),
-                heal: Some(cmd("heal")),
+                partition: Some(cmd(shape, "")),
+                heal: Some(cmd("heal", "")),
                 timeout: Some("60s".into()),
                 ..Default::default()
             },
