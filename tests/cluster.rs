@@ -72,6 +72,20 @@ impl Cluster {
         stdout(&o)
     }
 
+    /// A mini-transaction run at `level` with the database's `isolation`.
+    fn run_mini(&self, out: &Path, level: &str, isolation: &str, args: &[&str]) -> Output {
+        let mut all = vec![
+            "--workload",
+            "mini",
+            "--level",
+            level,
+            "--isolation",
+            isolation,
+        ];
+        all.extend_from_slice(args);
+        self.run(out, &all)
+    }
+
     /// `harness run --cluster KIND --cluster-state DIR ARGS`.
     fn run(&self, out: &Path, args: &[&str]) -> Output {
         let mut all = vec![
@@ -153,20 +167,11 @@ fn galera_up_run_kill_the_harness_reclaim_and_down() {
     // A short run: every transaction names the node that served it, and
     // the clients are spread over all three.
     let out = tempfile::tempdir().unwrap();
-    let o = c.run(
+    let o = c.run_mini(
         out.path(),
-        &[
-            "--workload",
-            "mini",
-            "--level",
-            "si",
-            "--isolation",
-            "serializable",
-            "--txns",
-            "300",
-            "--clients",
-            "6",
-        ],
+        "si",
+        "serializable",
+        &["--txns", "300", "--clients", "6"],
     );
     assert_verdict(&o);
     let h = read_history(&run_dir(out.path()), 300);
@@ -228,15 +233,11 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
     let c = Cluster::new("galera");
     c.up(&["--nodes", "3"]);
     let out = tempfile::tempdir().unwrap();
-    let o = c.run(
+    let o = c.run_mini(
         out.path(),
+        "si",
+        "serializable",
         &[
-            "--workload",
-            "mini",
-            "--level",
-            "si",
-            "--isolation",
-            "serializable",
             "--duration",
             "16s",
             "--clients",
@@ -305,15 +306,11 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
     // transactions in the window are not `ok`, it rejoins, and the check
     // stays sound (no anomaly at si).
     let out2 = tempfile::tempdir().unwrap();
-    let o = c.run(
+    let o = c.run_mini(
         out2.path(),
+        "si",
+        "serializable",
         &[
-            "--workload",
-            "mini",
-            "--level",
-            "si",
-            "--isolation",
-            "serializable",
             "--duration",
             "10s",
             "--clients",
@@ -376,20 +373,11 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
         stderr(&o)
     );
     let out = tempfile::tempdir().unwrap();
-    let o = c.run(
+    let o = c.run_mini(
         out.path(),
-        &[
-            "--workload",
-            "mini",
-            "--level",
-            "si",
-            "--isolation",
-            "repeatable-read",
-            "--txns",
-            "400",
-            "--clients",
-            "4",
-        ],
+        "si",
+        "repeatable-read",
+        &["--txns", "400", "--clients", "4"],
     );
     assert_verdict(&o);
     let h = read_history(&run_dir(out.path()), 400);
@@ -405,15 +393,11 @@ fn pg_replica_reads_on_standbys_writes_on_the_primary() {
     // A standby killed with SIGKILL mid-run and started again: the fault
     // line names it, and it streams again afterwards.
     let out2 = tempfile::tempdir().unwrap();
-    let o = c.run(
+    let o = c.run_mini(
         out2.path(),
+        "si",
+        "repeatable-read",
         &[
-            "--workload",
-            "mini",
-            "--level",
-            "si",
-            "--isolation",
-            "repeatable-read",
             "--duration",
             "6s",
             "--clients",
@@ -479,22 +463,11 @@ fn galera_without_causality_checks_serves_stale_reads() {
     // `run --cluster-opt` brings the cluster up with the option first.
     let stale = |opt: &str| {
         let out = tempfile::tempdir().unwrap();
-        let o = c.run(
+        let o = c.run_mini(
             out.path(),
-            &[
-                "--cluster-opt",
-                opt,
-                "--workload",
-                "mini",
-                "--level",
-                "strong-si",
-                "--isolation",
-                "serializable",
-                "--keys",
-                "10",
-                "--seed",
-                "1",
-            ],
+            "strong-si",
+            "serializable",
+            &["--cluster-opt", opt, "--keys", "10", "--seed", "1"],
         );
         (o, out)
     };
