@@ -18,7 +18,6 @@ fn histories(n: usize, txns: usize) -> Vec<History> {
         max_txns: txns,
         sessions: 8,
         keys: (txns / 6).max(4) as i64,
-        max_ops: 4,
         p_wild: 0.02,
         max_stale: 3,
         ..GenConfig::default()

@@ -62,7 +62,6 @@ fn run(name: &str, histories: impl Iterator<Item = History>, max_unchecked: f64)
 fn register_verdicts_are_certified() {
     let cfg = GenConfig {
         max_txns: 6,
-        keys: 3,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0xce27);
@@ -77,7 +76,6 @@ fn register_verdicts_are_certified() {
 fn mini_transaction_verdicts_are_certified() {
     let cfg = GenConfig {
         max_txns: 8,
-        keys: 3,
         mini: true,
         ..GenConfig::default()
     };
@@ -93,7 +91,6 @@ fn mini_transaction_verdicts_are_certified() {
 fn list_verdicts_are_certified() {
     let cfg = GenConfig {
         max_txns: 6,
-        keys: 3,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0x1157);

@@ -25,9 +25,6 @@ const STRONG: [Level; 6] = [
 fn every_derivation_verifies() {
     let cfg = GenConfig {
         max_txns: 8,
-        sessions: 3,
-        keys: 3,
-        max_ops: 4,
         p_wild: 0.0,
         ..GenConfig::default()
     };

@@ -69,10 +69,7 @@ fn truth(h: &History, l: Level) -> bool {
 #[test]
 fn white_box_checking_agrees_with_the_oracle() {
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let opts = CheckOptions {

@@ -66,10 +66,7 @@ fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, St
 #[test]
 fn fast_paths_forced_agree_with_the_oracle() {
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let opts = CheckOptions {
@@ -110,10 +107,7 @@ fn fast_paths_forced_agree_with_the_oracle() {
 #[test]
 fn general_checker_agrees_with_the_oracle() {
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(0x6e6e);
@@ -137,8 +131,6 @@ fn general_checker_agrees_on_wider_histories() {
     // Fewer, larger histories: more constraints per key.
     let cfg = GenConfig {
         max_txns: 6,
-        sessions: 3,
-        keys: 3,
         max_ops: 5,
         p_wild: 0.05,
         ..GenConfig::default()
@@ -180,9 +172,7 @@ fn complete_search_agrees(prune: bool, expect: &[&str]) {
     use checkers::lattice::forbids;
     let cfg = GenConfig {
         max_txns: 6,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let opts = GeneralOptions {
@@ -235,9 +225,7 @@ fn complete_search_agrees(prune: bool, expect: &[&str]) {
 fn the_generator_exercises_every_method() {
     let cfg = GenConfig {
         max_txns: 6,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(99);

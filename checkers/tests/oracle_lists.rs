@@ -89,13 +89,8 @@ fn run(cfg: &GenConfig, seed: u64, count: usize) -> (Vec<[usize; 2]>, Vec<usize>
 fn list_checker_agrees_with_the_oracle() {
     let cfg = GenConfig {
         max_txns: 6,
-        sessions: 3,
-        keys: 3,
-        max_ops: 4,
-        p_fail: 0.1,
         p_info: 0.15,
         p_wild: 0.03,
-        max_stale: 2,
         per_read_stale: 0.2,
         session_floor: 0.7,
         p_fork: 0.15,
@@ -112,11 +107,8 @@ fn list_checker_agrees_on_fresh_snapshots() {
     // Mostly fresh snapshots: the strong levels hold often, and the
     // histories that fail them fail by a little.
     let cfg = GenConfig {
-        max_txns: 5,
         sessions: 2,
         keys: 2,
-        max_ops: 4,
-        p_fail: 0.1,
         p_info: 0.2,
         p_wild: 0.01,
         max_stale: 1,
@@ -142,7 +134,6 @@ fn list_checker_agrees_on_forks() {
         keys: 2,
         max_ops: 5,
         p_fail: 0.05,
-        p_info: 0.1,
         p_wild: 0.0,
         max_stale: 3,
         per_read_stale: 0.1,

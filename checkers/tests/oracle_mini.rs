@@ -19,7 +19,6 @@ const LEVELS: [Level; 6] = [
 #[test]
 fn mini_checks_agree_with_the_oracle() {
     let cfg = GenConfig {
-        max_txns: 5,
         sessions: 2,
         keys: 2,
         mini: true,
@@ -76,7 +75,6 @@ fn mini_checks_agree_with_the_general_checker() {
     let cfg = GenConfig {
         max_txns: 30,
         sessions: 4,
-        keys: 3,
         mini: true,
         p_wild: 0.03,
         p_info: 0.02,

@@ -89,10 +89,7 @@ fn run(cfg: &GenConfig, seed: u64, count: usize, levels: &[Level]) -> Vec<[usize
 fn saturation_agrees_with_the_oracle() {
     // Snapshots that ignore sessions: many session anomalies.
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         ..GenConfig::default()
     };
     let seen = run(&cfg, 0x3a7e, 10_000, &SATURATED);
@@ -107,8 +104,6 @@ fn saturation_agrees_on_fractured_and_non_monotonic_reads() {
     // reads per transaction: the levels come apart.
     let cfg = GenConfig {
         max_txns: 6,
-        sessions: 3,
-        keys: 3,
         max_ops: 6,
         p_wild: 0.03,
         per_read_stale: 0.3,
@@ -254,10 +249,7 @@ fn all_weak_levels_agree_on_forks() {
 #[test]
 fn prefix_consistency_agrees_with_the_oracle() {
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
         keys: 2,
-        max_ops: 4,
         p_wild: 0.03,
         per_read_stale: 0.1,
         session_floor: 0.9,

@@ -20,9 +20,6 @@ fn via(h: &history::History, f: Format) -> history::History {
 #[test]
 fn conversions_keep_verdicts() {
     let cfg = GenConfig {
-        max_txns: 5,
-        sessions: 3,
-        keys: 3,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(77);

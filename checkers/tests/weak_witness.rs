@@ -238,8 +238,6 @@ fn run(lists: bool, cfg: &GenConfig, seed: u64, count: usize) -> [usize; 4] {
 fn ok_verdicts_come_with_a_valid_commit_order() {
     let registers = GenConfig {
         max_txns: 6,
-        sessions: 3,
-        keys: 3,
         max_ops: 5,
         p_wild: 0.03,
         per_read_stale: 0.3,
