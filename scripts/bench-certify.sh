@@ -45,30 +45,5 @@ for n in 10000 100000; do
 done
 # One stale read in the 10k history: anomalous; sser is refuted by real
 # time in milliseconds, and the weaker levels are placed on their own budget.
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-recs = [json.loads(l) for l in open(f"{out}/blindw-10000.jsonl")]
-writes = {}
-for i, r in enumerate(recs):
-    if "ops" in r and r["status"] == "ok":
-        for op in r["ops"]:
-            if op[0] == "w":
-                writes.setdefault(op[1], []).append((i, op[2]))
-for i in range(len(recs) // 2, len(recs)):
-    r = recs[i]
-    if "ops" in r and r["status"] == "ok" and all(o[0] == "r" for o in r["ops"]):
-        hit = False
-        for op in r["ops"]:
-            ws = [v for (j, v) in writes.get(op[1], []) if j < i]
-            if op[2] is not None and len(ws) >= 3 and op[2] == ws[-1]:
-                op[2] = ws[-3]
-                hit = True
-                break
-        if hit:
-            break
-with open(f"{out}/blindw-10000-stale.jsonl", "w") as f:
-    for r in recs:
-        f.write(json.dumps(r, separators=(",", ":")) + "\n")
-PY
+python3 scripts/inject-stale-read.py "$OUT/blindw-10000.jsonl" "$OUT/blindw-10000-stale.jsonl"
 for lvl in sser ser si; do measure blindw-10000-stale $lvl; done

@@ -44,36 +44,9 @@ done
 
 # One injected anomaly in a valid 10k history: a read-only transaction
 # made to read an older version of one key (a fractured read).
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-for lvl in ("si", "ser"):
-    lines = open(f"{out}/blindw-{lvl}-10000.jsonl").read().splitlines()
-    recs = [json.loads(l) for l in lines]
-    writes = {}
-    for i, r in enumerate(recs):
-        if "ops" in r and r["status"] == "ok":
-            for op in r["ops"]:
-                if op[0] == "w":
-                    writes.setdefault(op[1], []).append((i, op[2]))
-    mid = len(recs) // 2
-    for i in range(mid, len(recs)):
-        r = recs[i]
-        if "ops" in r and r["status"] == "ok" and all(o[0] == "r" for o in r["ops"]):
-            done = False
-            for op in r["ops"]:
-                ws = [v for (j, v) in writes.get(op[1], []) if j < i]
-                if op[2] is not None and len(ws) >= 3 and op[2] == ws[-1]:
-                    op[2] = ws[-3]
-                    done = True
-                    break
-            if done:
-                recs[i] = r
-                break
-    with open(f"{out}/blindw-{lvl}-10000-anomaly.jsonl", "w") as f:
-        for r in recs:
-            f.write(json.dumps(r, separators=(",", ":")) + "\n")
-PY
+for lvl in si ser; do
+  python3 scripts/inject-stale-read.py "$OUT/blindw-$lvl-10000.jsonl" "$OUT/blindw-$lvl-10000-anomaly.jsonl"
+done
 measure blindw-si-10000-anomaly si
 measure blindw-ser-10000-anomaly ser
 
