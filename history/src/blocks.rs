@@ -27,6 +27,17 @@ pub(crate) struct Chunk<'a> {
 }
 
 impl<'a> Chunk<'a> {
+    /// `line` (one of [`Chunk::lines`]) as text; the error names the byte
+    /// offset in the input of the first byte that is not UTF-8.
+    pub fn text(&self, line: &'a [u8]) -> Result<&'a str, String> {
+        std::str::from_utf8(line).map_err(|e| {
+            let at = self.offset as usize
+                + (line.as_ptr() as usize - self.bytes.as_ptr() as usize)
+                + e.valid_up_to();
+            format!("invalid UTF-8 at byte {at}: this is not a text file")
+        })
+    }
+
     /// The chunk's lines, without their `\n`, numbered from `first_line`;
     /// the flag is true for a last line of the file that has no newline.
     pub fn lines(&self) -> impl Iterator<Item = (usize, &'a [u8], bool)> {

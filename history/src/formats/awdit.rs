@@ -132,15 +132,9 @@ fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, Option<(usize, String)>) {
             out.push(l);
             continue;
         }
-        let s = match std::str::from_utf8(bytes) {
+        let s = match chunk.text(bytes) {
             Ok(s) => s,
-            Err(e) => {
-                let at = chunk.offset as usize
-                    + (bytes.as_ptr() as usize - chunk.bytes.as_ptr() as usize)
-                    + e.valid_up_to();
-                let msg = format!("invalid UTF-8 at byte {at}: this is not a text file");
-                return (out, Some((no, msg)));
-            }
+            Err(msg) => return (out, Some((no, msg))),
         };
         match parse_line(s) {
             None => {}
