@@ -40,22 +40,9 @@ pub fn derivation(
     deadline: Option<Instant>,
 ) -> Option<Derivation> {
     let end = log.end.as_ref()?;
-    // Every edge with its earliest source and the round it entered.
-    let mut source: FxHashMap<(u32, u32), Source> = FxHashMap::default();
-    let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p.nodes];
-    for &(f, t, l) in &p.known {
-        source.entry((f, t)).or_insert(Source::Known(l));
-        adj[f as usize].push((t, 0));
-    }
-    for (i, &(c, a_first, round, _)) in log.decisions.iter().enumerate() {
-        for &(f, t, l) in p.side(c as usize, a_first) {
-            source.entry((f, t)).or_insert(Source::Decided(i as u32, l));
-            adj[f as usize].push((t, round));
-        }
-    }
     // The decisions as (first, second, round, rejected edge), plus, when
     // both sides of one constraint failed, that constraint decided last.
-    let mut decisions: Vec<(u32, u32, u32, NodeEdge)> = log
+    let mut decisions: Vec<Decision> = log
         .decisions
         .iter()
         .map(|&(c, a_first, round, rej)| {
@@ -64,7 +51,12 @@ pub fn derivation(
             (first, second, round, rej)
         })
         .collect();
-    let final_nodes: Vec<(u32, u32, Source)> = match end {
+    let sides: Vec<&[NodeEdge]> = log
+        .decisions
+        .iter()
+        .map(|&(c, a_first, _, _)| p.side(c as usize, a_first))
+        .collect();
+    let end = match end {
         PruneEnd::Both {
             c,
             round,
@@ -72,15 +64,88 @@ pub fn derivation(
             b_first,
         } => {
             let k = &p.constraints[*c as usize];
-            let last = decisions.len() as u32;
             decisions.push((k.a, k.b, *round, *b_first));
-            let mut cyc = vec![(a_first.0, a_first.1, Source::Decided(last, a_first.2))];
-            cyc.extend(path(&adj, &source, a_first.1, a_first.0, *round)?);
+            End::Both {
+                edge: *a_first,
+                round: *round,
+            }
+        }
+        PruneEnd::Cycle(cyc) => End::Cycle(cyc.iter().map(|&(f, t, _)| (f, t)).collect()),
+    };
+    trace(ix, p, &p.known, &decisions, &sides, end, deadline)
+}
+
+/// The derivation of a contradiction found by pruning with clocks: its
+/// decisions (each with the edges it added, `sides[i]`) and the cycle of
+/// node edges they closed.
+pub fn derivation_of(
+    ix: &Index,
+    known: &Polygraph,
+    decisions: &[Decision],
+    sides: &[&[NodeEdge]],
+    cycle: Vec<(u32, u32)>,
+    deadline: Option<Instant>,
+) -> Option<Derivation> {
+    trace(
+        ix,
+        known,
+        &known.known,
+        decisions,
+        sides,
+        End::Cycle(cycle),
+        deadline,
+    )
+}
+
+/// A pruning decision: `first` before `second` from `round` on, because
+/// the other order implies the rejected edge, which closes a cycle with the
+/// graph as it stood when the round began.
+pub type Decision = (u32, u32, u32, NodeEdge);
+
+/// How a pruning contradiction ends.
+enum End {
+    /// Both orders of the last decision's pair close a cycle: `edge` is
+    /// the offending edge of the order that decision did not reject.
+    Both { edge: NodeEdge, round: u32 },
+    /// The decisions' edges closed this cycle.
+    Cycle(Vec<(u32, u32)>),
+}
+
+/// Traces a contradiction back through the decisions it needs, down to
+/// known edges.
+fn trace(
+    ix: &Index,
+    p: &Polygraph,
+    known: &[NodeEdge],
+    decisions: &[Decision],
+    sides: &[&[NodeEdge]],
+    end: End,
+    deadline: Option<Instant>,
+) -> Option<Derivation> {
+    // Every edge with its earliest source and the round it entered.
+    let mut source: FxHashMap<(u32, u32), Source> = FxHashMap::default();
+    let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p.nodes];
+    for &(f, t, l) in known {
+        source.entry((f, t)).or_insert(Source::Known(l));
+        adj[f as usize].push((t, 0));
+    }
+    for (i, side) in sides.iter().enumerate() {
+        let round = decisions[i].2;
+        for &(f, t, l) in side.iter() {
+            source.entry((f, t)).or_insert(Source::Decided(i as u32, l));
+            adj[f as usize].push((t, round));
+        }
+    }
+    let final_nodes: Vec<(u32, u32, Source)> = match end {
+        End::Both { edge, round } => {
+            let last = decisions.len() as u32 - 1;
+            let mut cyc = vec![(edge.0, edge.1, Source::Decided(last, edge.2))];
+            cyc.extend(path(&adj, &source, edge.1, edge.0, round)?);
             cyc
         }
-        PruneEnd::Cycle(cyc) => cyc
+        End::Cycle(cyc) => cyc
             .iter()
-            .map(|&(f, t, _)| source.get(&(f, t)).map(|&s| (f, t, s)))
+            .map(|&(f, t)| source.get(&(f, t)).map(|&s| (f, t, s)))
             .collect::<Option<_>>()?,
     };
     // The decisions the final cycle needs, and theirs, and so on.
@@ -109,7 +174,7 @@ pub fn derivation(
     let conv = Conv {
         ix,
         p,
-        decisions: &decisions,
+        decisions,
         step_of: &step_of,
     };
     let mut steps = Vec::with_capacity(order.len());

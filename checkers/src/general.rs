@@ -25,11 +25,12 @@ use std::time::Instant;
 use history::Level;
 
 use crate::acyclic::{Acyclic, FIXED};
+use crate::clock_prune::{clock_prune, ClockPruned};
 use crate::cycles::{find_cycles, Cycle};
 use crate::depgraph::{DepGraph, Label, Model, Orders, VersionOrder, Why};
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
-use crate::polygraph::{prune_logged, NodeEdge, Polygraph, PruneLog, Pruned};
+use crate::polygraph::{prune_logged, NodeEdge, Pairs, Polygraph, PruneLog, Pruned};
 use crate::solve::{solve, Solved, Strategy};
 
 /// The model a level is checked in.
@@ -63,6 +64,10 @@ pub struct GeneralOptions {
     pub prove: bool,
     /// Run every fast path regardless of its thresholds (for tests).
     pub force_fast_paths: bool,
+    /// Prune by vector clocks over the sessions when the level orders
+    /// them ([`clock_prune`](crate::clock_prune)); off to test the
+    /// pair-by-pair pruning and the solver on their own.
+    pub clocks: bool,
 }
 
 impl Default for GeneralOptions {
@@ -77,6 +82,7 @@ impl Default for GeneralOptions {
             prune: true,
             prove: false,
             force_fast_paths: false,
+            clocks: true,
         }
     }
 }
@@ -169,20 +175,15 @@ pub fn check_with_chains(
             .then(|| topo_order_by(ix, &known, Ties::File))
             .flatten();
         for guess in file.iter().chain(std::iter::once(&order)) {
-            let pos = positions(guess);
-            let vo = witness_order(ix, &|t| pos[commit_node(model, t) as usize]);
-            let dg = DepGraph::build(ix, &vo, model, orders);
-            let cycles = find_cycles(&dg, orders);
-            if cycles.is_empty() {
-                if let Some(schedule) = schedule_of(&dg) {
+            match checked_order(ix, model, orders, guess) {
+                Ok(schedule) => {
                     return General::Ok {
                         how: "witness",
                         schedule,
-                    };
+                    }
                 }
-            }
-            if witness_cycles.is_empty() {
-                witness_cycles = cycles;
+                Err(cycles) if witness_cycles.is_empty() => witness_cycles = cycles,
+                Err(_) => {}
             }
         }
         // Second guess: a greedy serial replay (a serial order is also a
@@ -203,10 +204,19 @@ pub fn check_with_chains(
             }
         }
     }
+    // 3. Pruning by clocks: when the level orders sessions, every key's
+    //    writer pairs are pruned without being built; an order of every
+    //    pair is a witness once checked, and only the open pairs go to the
+    //    solver.
+    if opts.clocks && opts.prune && orders.sessions && chains.is_empty() && !orders.timestamps {
+        if let Some(decided) = by_clocks(ix, &known, orders, opts) {
+            return decided;
+        }
+    }
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
         return General::Unknown("the time budget ran out before the solver started".into());
     }
-    // 3. Guided polygraph: writers far apart in real time (or, without
+    // 4. Guided polygraph: writers far apart in real time (or, without
     //    times, in the guessed order) are assumed ordered, so only nearby
     //    pairs become constraints; the proposal is checked before it is
     //    believed. A hint gets a budget of its own; an order's slack grows
@@ -252,7 +262,7 @@ pub fn check_with_chains(
             }
         }
     }
-    // 4. A small refuted neighbourhood of a witness cycle refutes the
+    // 5. A small refuted neighbourhood of a witness cycle refutes the
     //    whole history (dropping transactions only removes constraints).
     if opts.local && !witness_cycles.is_empty() {
         let seed: Vec<u32> = witness_cycles
@@ -270,7 +280,7 @@ pub fn check_with_chains(
             };
         }
     }
-    // 5. Complete polygraph: prune, then solve.
+    // 6. Complete polygraph: prune, then solve.
     let p = match Polygraph::build(ix, model, orders, chains, true, opts.max_pairs) {
         Ok(p) => p,
         Err(e) => {
@@ -316,7 +326,123 @@ pub fn check_with_chains(
 /// without it.
 const HINT_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Stage 5, from one initial order: prune, then solve.
+/// How long writing down a contradiction of pruning by clocks may take.
+const DERIVATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Stage 3: pruning by vector clocks over the sessions, when the level
+/// orders them, then the solver on the open pairs alone. `None` passes on.
+fn by_clocks(
+    ix: &Index,
+    known: &Polygraph,
+    orders: Orders,
+    opts: &GeneralOptions,
+) -> Option<General> {
+    if !orders.sessions {
+        return None;
+    }
+    clocks_once(ix, known, &ix.sessions, orders, opts)
+}
+
+/// One search by clocks over `chains` (paths of `known`).
+fn clocks_once(
+    ix: &Index,
+    known: &Polygraph,
+    chains: &[Vec<u32>],
+    orders: Orders,
+    opts: &GeneralOptions,
+) -> Option<General> {
+    let model = known.model;
+    let (order, added, open) = match clock_prune(ix, known, chains, opts.deadline) {
+        ClockPruned::Decided { order, .. } => {
+            let schedule = checked_order(ix, model, orders, &order).ok()?;
+            return Some(General::Ok {
+                how: "pruning (clocks)",
+                schedule,
+            });
+        }
+        ClockPruned::Contradiction { seed, proof } => {
+            let cycle = proof.labelled_cycle(known);
+            let path: Vec<crate::graph::PathEdge<Label>> = cycle
+                .iter()
+                .map(|&(from, to, label)| crate::graph::PathEdge { from, to, label })
+                .collect();
+            let edges = graph_of(known, cycle.iter().copied()).to_txn_edges(&path);
+            // Writing the proof down searches back through the decisions:
+            // bounded, since the verdict is already known.
+            let until = Instant::now() + DERIVATION_BUDGET;
+            let derivation = opts
+                .prove
+                .then(|| {
+                    proof.derivation(
+                        ix,
+                        known,
+                        Some(opts.deadline.map_or(until, |d| d.min(until))),
+                    )
+                })
+                .flatten();
+            return Some(General::Refuted {
+                how: "pruning (clocks)",
+                seed,
+                cycle: Some(edges),
+                derivation,
+            });
+        }
+        ClockPruned::Pass(_) => return None,
+        ClockPruned::Open {
+            order, added, open, ..
+        } => (order, added, open),
+    };
+    let none = rustc_hash::FxHashMap::default();
+    let mut p =
+        Polygraph::build_with(ix, model, orders, &none, Pairs::Only(&open), u64::MAX).ok()?;
+    p.known.extend(added);
+    // The added edges are forced, but not by the history alone: a
+    // refutation keeps only the transactions it went through, for a proof
+    // to be found by re-deciding them.
+    let o = GeneralOptions {
+        prove: false,
+        ..*opts
+    };
+    match complete(ix, &p, &order, opts.deadline, &o, &[]) {
+        General::Ok { schedule, .. } => {
+            let schedule = checked_order(ix, model, orders, &schedule).ok()?;
+            Some(General::Ok {
+                how: "solver (after pruning by clocks)",
+                schedule,
+            })
+        }
+        General::Refuted { seed, .. } => Some(General::Refuted {
+            how: "pruning (clocks) and solver",
+            seed,
+            cycle: None,
+            derivation: None,
+        }),
+        _ => None,
+    }
+}
+
+/// The witness schedule of the version order a node order proposes (each
+/// key's writers by their commit nodes' places), or the cycles that refute
+/// the proposal.
+fn checked_order(
+    ix: &Index,
+    model: Model,
+    orders: Orders,
+    order: &[u32],
+) -> Result<Vec<u32>, Vec<Cycle>> {
+    let pos = positions(order);
+    let vo = witness_order(ix, &|t| pos[commit_node(model, t) as usize]);
+    let dg = DepGraph::build(ix, &vo, model, orders);
+    let cycles = find_cycles(&dg, orders);
+    if cycles.is_empty() {
+        if let Some(schedule) = schedule_of(&dg) {
+            return Ok(schedule);
+        }
+    }
+    Err(cycles)
+}
+
+/// Stage 6, from one initial order: prune, then solve.
 fn complete(
     ix: &Index,
     p: &Polygraph,
@@ -445,8 +571,15 @@ fn guided(
     opts: &GeneralOptions,
     spans: &[(u64, u64)],
 ) -> Option<Vec<u32>> {
-    let p =
-        Polygraph::build_with(ix, model, orders, chains, true, opts.max_pairs, Some(spans)).ok()?;
+    let p = Polygraph::build_with(
+        ix,
+        model,
+        orders,
+        chains,
+        Pairs::Guided(spans),
+        opts.max_pairs,
+    )
+    .ok()?;
     let order = topo_order_by(ix, &p, Ties::Time)?;
     let mut g = Acyclic::new(&order);
     for &(f, t, _) in &p.known {

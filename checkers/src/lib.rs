@@ -12,7 +12,9 @@
 //! * [`mini`]: the version order of mini-transaction histories;
 //! * [`general`]: any read/write history: known edges, a witness order,
 //!   then [`polygraph`] constraints pruned and solved by [`solve`] over an
-//!   incrementally acyclic graph ([`acyclic`]); [`interpret`] shrinks a
+//!   incrementally acyclic graph ([`acyclic`]); when the level orders
+//!   sessions, [`clock_prune`] prunes every key's writer pairs by vector
+//!   clocks ([`clocks`]) without building them; [`interpret`] shrinks a
 //!   refutation to a small counterexample;
 //! * [`depgraph`]: dependency and begin/commit graphs for a known version
 //!   order;
@@ -36,6 +38,8 @@ pub mod acyclic;
 pub mod anomaly;
 pub mod certify;
 pub mod check;
+pub mod clock_prune;
+pub mod clocks;
 pub mod cycles;
 pub mod depgraph;
 pub mod derive;

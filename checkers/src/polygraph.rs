@@ -85,6 +85,26 @@ pub struct Polygraph {
     pub lost_updates: Vec<LostUpdate>,
 }
 
+/// Which pairs of writers of a key become constraints.
+#[derive(Clone, Copy)]
+pub enum Pairs<'a> {
+    /// None: only the known edges (cheap: linear).
+    None,
+    /// Every pair whose order no known chain fixes.
+    All,
+    /// A `guide` (an interval per transaction: client times, or positions
+    /// in a guessed order): writers whose intervals do not overlap are
+    /// *assumed* to be in that order (true of real time for every database
+    /// whose commit happens between BEGIN and the COMMIT reply), so only
+    /// overlapping writers get constraints, and the others are never
+    /// paired. The result only proposes a version order; it proves nothing
+    /// until checked (Viper's heuristic pruning).
+    Guided(&'a [(u64, u64)]),
+    /// Only these pairs, per key: the rest were decided elsewhere (e.g. by
+    /// [`clock_prune`](crate::clock_prune)), whose edges the caller adds.
+    Only(&'a FxHashMap<u32, Vec<(u32, u32)>>),
+}
+
 /// Too many constraints to build within the memory we allow ourselves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TooLarge(pub u64);
@@ -100,27 +120,30 @@ impl Polygraph {
         with_constraints: bool,
         max_pairs: u64,
     ) -> Result<Polygraph, TooLarge> {
-        Polygraph::build_with(ix, model, orders, chains, with_constraints, max_pairs, None)
+        let pairs = if with_constraints {
+            Pairs::All
+        } else {
+            Pairs::None
+        };
+        Polygraph::build_with(ix, model, orders, chains, pairs, max_pairs)
     }
 
-    /// Like [`Polygraph::build`]; with a `guide` (an interval per
-    /// transaction: client times, or positions in a guessed order), writers
-    /// whose intervals do not overlap are *assumed* to be in that order
-    /// (true of real time for every database whose commit happens between
-    /// BEGIN and the COMMIT reply), so only overlapping writers get
-    /// constraints, and the others are never paired. The result only
-    /// proposes a version order; it proves nothing until checked (Viper's
-    /// heuristic pruning).
-    #[allow(clippy::too_many_arguments)]
+    /// Like [`Polygraph::build`], with the writer pairs that become
+    /// constraints chosen by `pairs` (see [`Pairs`]).
     pub fn build_with(
         ix: &Index,
         model: Model,
         orders: Orders,
         chains: &FxHashMap<u32, Vec<u32>>,
-        with_constraints: bool,
+        pairs_wanted: Pairs,
         max_pairs: u64,
-        guide: Option<&[(u64, u64)]>,
     ) -> Result<Polygraph, TooLarge> {
+        let (with_constraints, guide, only) = match pairs_wanted {
+            Pairs::None => (false, None, None),
+            Pairs::All => (true, None, None),
+            Pairs::Guided(g) => (true, Some(g), None),
+            Pairs::Only(o) => (true, None, Some(o)),
+        };
         let time_guided = guide.is_some();
         let n = ix.len();
         let mut b = GraphBuilder::new(0);
@@ -170,6 +193,8 @@ impl Polygraph {
         let span = |t: u32| guide.map_or((0, u64::MAX), |g| g[t as usize]);
         let pair_count: u64 = if time_guided {
             0
+        } else if let Some(only) = only {
+            only.values().map(|v| v.len() as u64).sum()
         } else {
             writers
                 .iter()
@@ -310,6 +335,9 @@ impl Polygraph {
                 break;
             }
             let k = k as u32;
+            if let Some(only) = only {
+                pairs.extend(only.get(&k).into_iter().flatten());
+            }
             // Writers whose relative order is open: all of them, or those
             // no chain places (paired with each other and, for timestamp
             // chains, with the chained writers too).
@@ -324,7 +352,11 @@ impl Polygraph {
             if time_guided {
                 by_start.sort_unstable_by_key(|&t| span(t));
             }
-            let ws: &[u32] = if time_guided { &by_start } else { rest };
+            let ws: &[u32] = match (time_guided, only.is_some()) {
+                (_, true) => &[],
+                (true, false) => &by_start,
+                (false, false) => rest,
+            };
             for &u in ws {
                 for &c in chained {
                     pairs.push((u, c));

@@ -5,8 +5,9 @@
 //! histories are generated here from a seed, never stored.
 //!
 //! These are large (tens of seconds, gigabytes when the search fails), so
-//! they are `#[ignore]`d: run them with
-//! `cargo test -p checkers --release --test blackbox_large -- --ignored`.
+//! they are `#[ignore]`d: run them one at a time (each gets a 60 s limit,
+//! which two at once on a loaded machine can miss) with
+//! `cargo test -p checkers --release --test blackbox_large -- --ignored --test-threads 1`.
 
 use std::time::Duration;
 

@@ -104,6 +104,52 @@ fn fast_paths_forced_agree_with_the_oracle() {
     }
 }
 
+/// Pruning by vector clocks over the sessions (the witness skipped, so it
+/// decides), at every level that orders sessions: the same verdicts as the
+/// oracle, every one certified (contradictions by their derivation), with
+/// and without times.
+#[test]
+fn pruning_by_clocks_agrees_with_the_oracle() {
+    let cfg = GenConfig {
+        keys: 2,
+        ..GenConfig::default()
+    };
+    let opts = CheckOptions {
+        skip_witness: true,
+        ..CheckOptions::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0xc10c);
+    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..10_000 {
+        let h = random_history(&mut rng, &cfg);
+        let mut untimed = h.clone();
+        for t in &mut untimed.txns {
+            t.start = None;
+            t.end = None;
+        }
+        for h in [&h, &untimed] {
+            for l in [
+                Level::StrongSessionSi,
+                Level::StrongSessionSer,
+                Level::StrongSi,
+                Level::Sser,
+            ] {
+                let (ok, how) = agree_with(h, i, l, &opts);
+                *methods
+                    .entry(format!("{how} {}", if ok { "ok" } else { "anomalous" }))
+                    .or_default() += 1;
+            }
+        }
+    }
+    eprintln!("{methods:?}");
+    for m in ["pruning (clocks) ok", "pruning (clocks) anomalous"] {
+        assert!(
+            methods.get(m).copied().unwrap_or(0) > 100,
+            "{m}: {methods:?}"
+        );
+    }
+}
+
 #[test]
 fn general_checker_agrees_with_the_oracle() {
     let cfg = GenConfig {
@@ -179,6 +225,7 @@ fn complete_search_agrees(prune: bool, expect: &[&str]) {
         skip_witness: true,
         local: false,
         prune,
+        clocks: false,
         ..GeneralOptions::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(99);
