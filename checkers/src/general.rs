@@ -27,7 +27,7 @@ use history::Level;
 use crate::acyclic::{Acyclic, FIXED};
 use crate::clock_prune::{clock_prune, ClockPruned};
 use crate::cycles::{find_cycles, Cycle};
-use crate::depgraph::{DepGraph, Label, Model, Orders, VersionOrder, Why};
+use crate::depgraph::{Dep, DepGraph, Label, Model, Orders, VersionOrder, Why};
 use crate::graph::GraphBuilder;
 use crate::index::{Index, INIT};
 use crate::polygraph::{prune_logged, NodeEdge, Pairs, Polygraph, PruneLog, Pruned};
@@ -204,13 +204,15 @@ pub fn check_with_chains(
             }
         }
     }
+    let mut clock_seed: Vec<u32> = Vec::new();
     // 3. Pruning by clocks: when the level orders sessions, every key's
     //    writer pairs are pruned without being built; an order of every
     //    pair is a witness once checked, and only the open pairs go to the
     //    solver.
-    if opts.clocks && opts.prune && orders.sessions && chains.is_empty() && !orders.timestamps {
-        if let Some(decided) = by_clocks(ix, &known, orders, opts) {
-            return decided;
+    if opts.clocks && opts.prune && chains.is_empty() && !orders.timestamps {
+        match by_clocks(ix, &known, orders, opts) {
+            Ok(decided) => return decided,
+            Err(seed) => clock_seed = seed,
         }
     }
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
@@ -264,12 +266,18 @@ pub fn check_with_chains(
     }
     // 5. A small refuted neighbourhood of a witness cycle refutes the
     //    whole history (dropping transactions only removes constraints).
-    if opts.local && !witness_cycles.is_empty() {
-        let seed: Vec<u32> = witness_cycles
-            .iter()
-            .take(4)
-            .flat_map(|c| c.edges.iter().map(|e| e.from))
-            .collect();
+    //    Where session order was assumed and contradicted again and again,
+    //    the transactions every contradiction went through come first.
+    if opts.local && (!witness_cycles.is_empty() || !clock_seed.is_empty()) {
+        let seed: Vec<u32> = if clock_seed.is_empty() {
+            witness_cycles
+                .iter()
+                .take(4)
+                .flat_map(|c| c.edges.iter().map(|e| e.from))
+                .collect()
+        } else {
+            clock_seed
+        };
         if let Some(set) = crate::interpret::local_refutation(ix, level, &seed, 160, opts.deadline)
         {
             return General::Refuted {
@@ -329,37 +337,101 @@ const HINT_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 /// How long writing down a contradiction of pruning by clocks may take.
 const DERIVATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Stage 3: pruning by vector clocks over the sessions, when the level
-/// orders them, then the solver on the open pairs alone. `None` passes on.
+/// Stage 3: pruning by vector clocks over the sessions, then the solver on
+/// the open pairs alone. An error passes on, with the transactions to
+/// look for a small refutation around (maybe none).
+///
+/// When the level orders sessions, they are the chains. When it does not
+/// (`si`, `ser`), session order is *assumed* (most histories keep it, and
+/// with it pruning decides nearly every pair), so only an `ok`, checked
+/// against the level itself, counts; a contradiction proves nothing, and
+/// the transactions it went through leave their sessions (each its own
+/// chain) for another try.
 fn by_clocks(
     ix: &Index,
     known: &Polygraph,
     orders: Orders,
     opts: &GeneralOptions,
-) -> Option<General> {
-    if !orders.sessions {
-        return None;
+) -> Result<General, Vec<u32>> {
+    if orders.sessions {
+        return clocks_once(ix, known, &ix.sessions, orders, opts, true).map_err(|_| Vec::new());
     }
-    clocks_once(ix, known, &ix.sessions, orders, opts)
+    if !ix.sessions.iter().any(|s| s.len() > 1) {
+        return Err(Vec::new());
+    }
+    let mut excused: rustc_hash::FxHashSet<u32> = Default::default();
+    // How many contradictions each transaction was on.
+    let mut seen: rustc_hash::FxHashMap<u32, u32> = Default::default();
+    let recurring = |seen: &rustc_hash::FxHashMap<u32, u32>| -> Vec<u32> {
+        let mut v: Vec<u32> = seen
+            .iter()
+            .filter(|&(_, &n)| n > 1)
+            .map(|(&t, _)| t)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    for _ in 0..MAX_EXCUSE_ROUNDS {
+        if opts.deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(recurring(&seen));
+        }
+        let mut chains: Vec<Vec<u32>> = Vec::new();
+        let mut so: Vec<NodeEdge> = Vec::new();
+        for s in &ix.sessions {
+            let mut chain: Vec<u32> = Vec::new();
+            for &t in s {
+                if excused.contains(&t) {
+                    chains.push(vec![t]);
+                    continue;
+                }
+                if let Some(&prev) = chain.last() {
+                    let (f, to) = crate::depgraph::map_edge(known.model, prev, t, Dep::So);
+                    so.push((f, to, Label::plain(Dep::So, Why::Order)));
+                }
+                chain.push(t);
+            }
+            chains.push(chain);
+        }
+        let assumed = known.known_with(so.into_iter());
+        match clocks_once(ix, &assumed, &chains, orders, opts, false) {
+            Ok(ok @ General::Ok { .. }) => return Ok(ok),
+            Err(Some(seed)) if seed.iter().any(|t| !excused.contains(t)) => {
+                for &t in &seed {
+                    *seen.entry(t).or_default() += 1;
+                }
+                excused.extend(seed);
+            }
+            _ => break,
+        }
+    }
+    Err(recurring(&seen))
 }
 
-/// One search by clocks over `chains` (paths of `known`).
+/// How many times the search by clocks under assumed session order may
+/// take transactions out of their sessions before it gives up.
+const MAX_EXCUSE_ROUNDS: usize = 6;
+
+/// One search by clocks over `chains` (paths of `known`). Unless `proves`
+/// (`known` holds assumptions), a contradiction is returned as its seed
+/// transactions, and a refutation by the solver as nothing.
 fn clocks_once(
     ix: &Index,
     known: &Polygraph,
     chains: &[Vec<u32>],
     orders: Orders,
     opts: &GeneralOptions,
-) -> Option<General> {
+    proves: bool,
+) -> Result<General, Option<Vec<u32>>> {
     let model = known.model;
     let (order, added, open) = match clock_prune(ix, known, chains, opts.deadline) {
         ClockPruned::Decided { order, .. } => {
-            let schedule = checked_order(ix, model, orders, &order).ok()?;
-            return Some(General::Ok {
+            let schedule = checked_order(ix, model, orders, &order).map_err(|_| None)?;
+            return Ok(General::Ok {
                 how: "pruning (clocks)",
                 schedule,
             });
         }
+        ClockPruned::Contradiction { seed, .. } if !proves => return Err(Some(seed)),
         ClockPruned::Contradiction { seed, proof } => {
             let cycle = proof.labelled_cycle(known);
             let path: Vec<crate::graph::PathEdge<Label>> = cycle
@@ -380,21 +452,23 @@ fn clocks_once(
                     )
                 })
                 .flatten();
-            return Some(General::Refuted {
+            return Ok(General::Refuted {
                 how: "pruning (clocks)",
                 seed,
                 cycle: Some(edges),
                 derivation,
             });
         }
-        ClockPruned::Pass(_) => return None,
+        ClockPruned::Pass(_) => return Err(None),
         ClockPruned::Open {
             order, added, open, ..
         } => (order, added, open),
     };
     let none = rustc_hash::FxHashMap::default();
-    let mut p =
-        Polygraph::build_with(ix, model, orders, &none, Pairs::Only(&open), u64::MAX).ok()?;
+    let mut p = Polygraph::build_with(ix, model, orders, &none, Pairs::Only(&open), u64::MAX)
+        .map_err(|_| None)?;
+    // The known edges of the search, with any assumed ones.
+    p.known = known.known.clone();
     p.known.extend(added);
     // The added edges are forced, but not by the history alone: a
     // refutation keeps only the transactions it went through, for a proof
@@ -405,19 +479,19 @@ fn clocks_once(
     };
     match complete(ix, &p, &order, opts.deadline, &o, &[]) {
         General::Ok { schedule, .. } => {
-            let schedule = checked_order(ix, model, orders, &schedule).ok()?;
-            Some(General::Ok {
+            let schedule = checked_order(ix, model, orders, &schedule).map_err(|_| None)?;
+            Ok(General::Ok {
                 how: "solver (after pruning by clocks)",
                 schedule,
             })
         }
-        General::Refuted { seed, .. } => Some(General::Refuted {
+        General::Refuted { seed, .. } if proves => Ok(General::Refuted {
             how: "pruning (clocks) and solver",
             seed,
             cycle: None,
             derivation: None,
         }),
-        _ => None,
+        _ => Err(None),
     }
 }
 

@@ -448,6 +448,20 @@ impl Polygraph {
         })
     }
 
+    /// The known part alone, with `extra` edges assumed known too (for a
+    /// search that checks what it proposes).
+    pub fn known_with(&self, extra: impl Iterator<Item = NodeEdge>) -> Polygraph {
+        Polygraph {
+            model: self.model,
+            nodes: self.nodes,
+            txns: self.txns,
+            known: self.known.iter().copied().chain(extra).collect(),
+            constraints: Vec::new(),
+            side_edges: Vec::new(),
+            lost_updates: self.lost_updates.clone(),
+        }
+    }
+
     /// The edges of one side of a constraint (`first_a`: `a` writes first).
     pub fn side(&self, c: usize, first_a: bool) -> &[NodeEdge] {
         let r = &self.constraints[c].sides[usize::from(!first_a)];
