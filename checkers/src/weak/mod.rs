@@ -536,13 +536,26 @@ impl<'a> Ctx<'a> {
         if ix.history.txns[t as usize].status != Status::Ok {
             return; // an `info` transaction's reads tell nothing
         }
+        // The index resolved the first read of each version already (the
+        // same writer `resolve` finds, for a committed reader): a repeat
+        // finds it there without a hash probe, when there are few.
+        let rs = ix.reads(t);
+        let rs = if rs.len() <= 16 && !self.lists {
+            rs
+        } else {
+            &[]
+        };
         for (o, op) in ix.history.txns[t as usize].ops.iter().enumerate() {
             let o = o as u32;
             let mut push = |key: u32, value: Option<Value>, own: &dyn OwnKeys| {
                 if own.has(key) {
                     return; // an internal read
                 }
-                if let Some(writer) = self.resolve(t, key, value) {
+                let known = rs
+                    .iter()
+                    .find(|r| r.key == key && r.value == value && value.is_some())
+                    .map(|r| r.writer);
+                if let Some(writer) = known.or_else(|| self.resolve(t, key, value)) {
                     out.push(Ev {
                         op: o,
                         key,
