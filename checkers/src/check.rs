@@ -59,6 +59,22 @@ struct Outcome {
     decided: std::time::Duration,
 }
 
+/// Checks a history against a level; see [`check_stages`]. For rc on a
+/// plain register history, the part of its certificate check that needs
+/// no witness is done on the other core meanwhile.
+pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
+    if level != Level::Rc || !crate::certify::plain_rc::applies(h) {
+        return check_stages(h, level, opts, None);
+    }
+    std::thread::scope(|s| {
+        let preparing = std::thread::Builder::new()
+            .name("certify-prepare".into())
+            .spawn_scoped(s, || crate::certify::plain_rc::prepare(h))
+            .expect("cannot start the certifying thread");
+        check_stages(h, level, opts, Some(preparing))
+    })
+}
+
 /// Checks a history against a level.
 ///
 /// The stages, in order:
@@ -70,7 +86,12 @@ struct Outcome {
 ///    where it applies, else by deciding them directly on a small budget of
 ///    their own, so a verdict known in milliseconds is not held up by a
 ///    level nobody asked for. Levels left unplaced are said to be unknown.
-pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
+fn check_stages(
+    h: &History,
+    level: Level,
+    opts: &CheckOptions,
+    prepared: Option<Prepared<'_>>,
+) -> Report {
     let t0 = Instant::now();
     crate::polygraph::reset_work();
     opts.tell(Stage::Indexing { txns: h.txns.len() });
@@ -101,7 +122,10 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
             .stack_size(CERTIFY_STACK)
             .spawn_scoped(s, || {
                 let t_cert = Instant::now();
-                let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
+                let prep =
+                    prepared.map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                let (certificate, certified) =
+                    certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
                 certified_flag.store(true, Ordering::Relaxed);
                 (certificate, certified, t_cert.elapsed().as_millis() as u64)
             })
@@ -151,6 +175,9 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     }
 }
 
+/// The thread preparing an rc certificate check ([`check`]).
+type Prepared<'s> = std::thread::ScopedJoinHandle<'s, Option<crate::certify::plain_rc::Prepared>>;
+
 /// The certifying thread's stack: as deep as the main thread's would be.
 const CERTIFY_STACK: usize = 64 << 20;
 
@@ -164,6 +191,7 @@ fn certify_verdict(
     level: Level,
     use_dbts: bool,
     out: &Outcome,
+    prep: Option<&crate::certify::plain_rc::Prepared>,
 ) -> (Option<Certificate>, Certified) {
     let cert = |claim| Certificate {
         level,
@@ -182,7 +210,7 @@ fn certify_verdict(
                 );
             };
             let c = cert(Claim::Ok(w));
-            match crate::certify::verify(h, &c) {
+            match crate::certify::verify_prepared(h, &c, prep) {
                 Ok(()) => (Some(c), Certified::Checked),
                 Err(e) if unsupported(&e) => (None, Certified::NotChecked(e.to_string())),
                 Err(e) => (Some(c), Certified::Failed(e.to_string())),
