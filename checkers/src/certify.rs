@@ -964,7 +964,7 @@ struct ReadEv {
 
 fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
     // rc on a plain register history: a linear check; when it does not
-    // hold, the general check below names the violation.
+    // hold, the general check names the violation.
     if level == Level::Rc && plain_rc::applies(h) {
         if let Some(p) = plain_rc::prepare(h) {
             if plain_rc::holds(h, &p, co) {
@@ -972,6 +972,11 @@ fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
             }
         }
     }
+    verify_commit_order_general(h, level, co)
+}
+
+/// The weak levels' commit-order check, for every kind of history.
+fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
     let n = h.txns.len();
     // Unique values over every write of the history: where each is, and
     // whether it is its transaction's final register write of the key. The

@@ -237,3 +237,63 @@ pub fn holds(h: &History, prep: &Prepared, co: &[u32]) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use history::Level;
+    use rand::seq::SliceRandom;
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+    use crate::index::Index;
+    use crate::testgen::{random_history, GenConfig};
+
+    /// The linear check accepts exactly the orders the general check
+    /// accepts: the checker's witnesses, and those with two neighbours
+    /// swapped or shuffled.
+    #[test]
+    fn agrees_with_the_general_check() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x7c);
+        let cfg = GenConfig {
+            max_txns: 10,
+            sessions: 3,
+            keys: 3,
+            max_ops: 4,
+            p_wild: 0.3,
+            max_stale: 4,
+            per_read_stale: 0.3,
+            ..GenConfig::default()
+        };
+        let (mut accepted, mut rejected) = (0, 0);
+        for _ in 0..4000 {
+            let h = random_history(&mut rng, &cfg);
+            if !applies(&h) {
+                continue;
+            }
+            let ix = Index::new(&h);
+            let mut co: Vec<u32> = match crate::weak::check_weak(&ix, Level::Rc, false).witness {
+                Some(w) => w,
+                None => ix.committed_txns().collect(),
+            };
+            for round in 0..4 {
+                match round {
+                    0 => {}
+                    1 | 2 if co.len() > 1 => {
+                        let i = rng.random_range(0..co.len() - 1);
+                        co.swap(i, i + 1);
+                    }
+                    _ => co.shuffle(&mut rng),
+                }
+                let fast = prepare(&h).is_some_and(|p| holds(&h, &p, &co));
+                let general = super::super::verify_commit_order_general(&h, Level::Rc, &co);
+                assert_eq!(fast, general.is_ok(), "{h:?}\nco {co:?}: {general:?}");
+                if fast {
+                    accepted += 1;
+                } else {
+                    rejected += 1;
+                }
+            }
+        }
+        assert!(accepted > 500 && rejected > 500, "{accepted} / {rejected}");
+    }
+}
