@@ -187,6 +187,15 @@ impl<'h> Index<'h> {
     /// transaction's installed writes.
     fn index_writes(&mut self, dup: &mut Vec<Finding>) {
         let h = self.history;
+        // Room for every write up front: growing a table of a million
+        // entries rehashes it about twenty times.
+        let writes: usize = h
+            .txns
+            .iter()
+            .map(|t| t.ops.iter().filter(|o| o.written().is_some()).count())
+            .sum();
+        self.writer.reserve(writes);
+        self.writes.reserve(writes);
         // Per-transaction scratch: key -> position in `self.writes`.
         let mut last_in_txn: FxHashMap<u32, usize> = FxHashMap::default();
         for (t, txn) in h.txns.iter().enumerate() {
@@ -251,6 +260,8 @@ impl<'h> Index<'h> {
     /// find the non-cyclic anomalies.
     fn index_reads(&mut self, out: &mut Vec<Finding>) {
         let h = self.history;
+        self.reads
+            .reserve(self.ops.saturating_sub(self.writes.len()));
         // Written keys in key order, for range reads.
         let mut written_keys: Vec<u32> = {
             let mut seen = vec![false; self.keys.len()];

@@ -44,12 +44,13 @@ pub(super) fn saturate(
             witness: None,
         };
     };
-    if !explain {
-        let witness = if sat.init_count > 0 {
-            None
-        } else {
-            topo_order(ix, &sat.graph)
-        };
+    // An acyclic graph (the common case) needs no search for cycles.
+    let witness = if sat.init_count > 0 {
+        None
+    } else {
+        topo_order(ix, &sat.graph)
+    };
+    if !explain || witness.is_some() {
         return WeakOutcome {
             verdict: if witness.is_none() {
                 WeakVerdict::Anomalous
@@ -115,11 +116,8 @@ pub(super) fn saturate(
         anomalies,
         also_fails,
         notes,
-        witness: if bad {
-            None
-        } else {
-            topo_order(ix, &sat.graph)
-        },
+        // No cycle and no initial-version violation: the order exists.
+        witness: if bad { None } else { witness },
     }
 }
 
