@@ -37,6 +37,9 @@ pub struct WriteLoc {
     /// False when the same transaction wrote the key again later: the value
     /// was never installed, and reading it is an intermediate read (G1b).
     pub last: bool,
+    /// The writer failed: reading it is an aborted read (G1a). Kept here so
+    /// resolving a read touches no transaction (a cache miss each).
+    pub failed: bool,
 }
 
 /// One external read: a read of a version installed by another transaction
@@ -215,6 +218,7 @@ impl<'h> Index<'h> {
                     txn: t as u32,
                     op: o as u32,
                     last: true,
+                    failed: txn.status == Status::Fail,
                 };
                 if let Some(prev) = self.writer.insert((k, v), loc) {
                     // Keep the first writer; report the clash.
@@ -499,7 +503,7 @@ impl<'h> Index<'h> {
             out.push(finding(AnomalyKind::FutureRead, None));
             return;
         }
-        if self.history.txns[loc.txn as usize].status == Status::Fail {
+        if loc.failed {
             out.push(finding(AnomalyKind::AbortedRead, Some(loc.txn)));
             return;
         }

@@ -516,11 +516,7 @@ impl<'a> Ctx<'a> {
         let Some(v) = v else { return Some(INIT) };
         let loc = self.ix.writer.get(&(k, v))?;
         let w = loc.txn as usize;
-        if loc.txn == t
-            || !loc.last
-            || self.ix.history.txns[w].status == Status::Fail
-            || !self.ix.committed[w]
-        {
+        if loc.txn == t || !loc.last || loc.failed || !self.ix.committed[w] {
             return None;
         }
         Some(loc.txn)
