@@ -130,7 +130,9 @@ fn check_stages(
                 (certificate, certified, t_cert.elapsed().as_millis() as u64)
             })
             .expect("cannot start the certifying thread");
-        let soft = (decided_at + PLACE_SOFT, &certified_flag);
+        // Small histories are placed in full, whatever the certificate.
+        let soft =
+            (ix.len() > PLACE_SEARCH_MAX).then_some((decided_at + PLACE_SOFT, &certified_flag));
         let placed = place(&ix, level, &out, opts, deadline, soft, &mut notes);
         opts.tell(Stage::Certifying);
         let certified = certifying
@@ -285,14 +287,15 @@ const PLACE_MAX: Duration = Duration::from_secs(4);
 /// … `pc`), which Adya's `si` and `ser` do not imply because they ignore
 /// sessions. What the budget does not reach is said to be unknown. The
 /// weak levels also stop past `soft.0` once `soft.1` is set (the verdict
-/// is certified), so placing them never holds up the verdict.
+/// is certified), so placing them never holds up the verdict (on
+/// histories larger than [`PLACE_SEARCH_MAX`]; smaller ones place fast).
 fn place(
     ix: &Index,
     level: Level,
     out: &Outcome,
     opts: &CheckOptions,
     deadline: Option<Instant>,
-    soft: (Instant, &AtomicBool),
+    soft: Option<(Instant, &AtomicBool)>,
     notes: &mut Vec<String>,
 ) -> (Vec<Level>, Vec<Level>) {
     let dbts = opts.use_dbts;
@@ -329,12 +332,13 @@ fn place(
         if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
             continue;
         }
-        let stopped = Instant::now() > soft.0 && soft.1.load(Ordering::Relaxed);
+        let stopped =
+            soft.is_some_and(|(at, done)| Instant::now() > at && done.load(Ordering::Relaxed));
         if stopped || Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
             unplaced.push(w);
             continue;
         }
-        let o = decide(ix, w, opts, false, Instant::now(), Some(until), Some(soft));
+        let o = decide(ix, w, opts, false, Instant::now(), Some(until), soft);
         match o.verdict {
             Verdict::Ok => {
                 satisfies.extend(implied_by(w, dbts));
