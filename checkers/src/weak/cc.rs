@@ -160,7 +160,7 @@ fn clocks<T: Tick>(
     let mut handled = 0u32;
     while let Some(t3) = queue.pop_front() {
         handled += 1;
-        if handled % LIMIT_EVERY == 0 && limit.hit() {
+        if handled.is_multiple_of(LIMIT_EVERY) && limit.hit() {
             return false;
         }
         vc.fill(T::default());

@@ -30,7 +30,7 @@ pub(super) fn ra_edges(
     for (s, session) in ix.sessions.iter().enumerate() {
         let sst = s as u32 + 1;
         for &t3 in session {
-            if t3 % LIMIT_EVERY == 0 && limit.hit() {
+            if t3.is_multiple_of(LIMIT_EVERY) && limit.hit() {
                 return false;
             }
             let stamp = t3 + 1;

@@ -32,7 +32,7 @@ pub(super) fn rc_edges(
     let mut evs: Vec<Ev> = Vec::new();
     let mut is_first: Vec<bool> = Vec::new();
     for t3 in ix.committed_txns() {
-        if t3 % LIMIT_EVERY == 0 && limit.hit() {
+        if t3.is_multiple_of(LIMIT_EVERY) && limit.hit() {
             return false;
         }
         let stamp = t3 + 1;
