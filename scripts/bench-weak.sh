@@ -11,8 +11,9 @@
 # (`awdit generate`; it takes no seed, so each OUT_DIR keeps its own file).
 # Without $AWDIT, give the history as $HISTORY (AWDIT's test format) and
 # only ours is measured. EVENTS (default 1048576) and LOCATIONS (default
-# 100000) shape the generated history; HARNESS names a prebuilt `harness`
-# to measure instead of building this tree's.
+# 100000; `default` for AWDIT's own default, 8 keys) shape the generated
+# history; HARNESS names a prebuilt `harness` to measure instead of
+# building this tree's; LEVELS (default "rc ra cc") picks the rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/isoharness-bench-weak}
@@ -32,7 +33,9 @@ if [ ! -f "$HIST" ]; then
     echo "no history: set AWDIT to AWDIT's binary (to generate one) or HISTORY to a file" >&2
     exit 2
   fi
-  "$AWDIT" generate -e "$EVENTS" -l "$LOCATIONS" -i causal -f test "$HIST" >/dev/null
+  loc=(-l "$LOCATIONS")
+  [ "$LOCATIONS" = default ] && loc=()
+  "$AWDIT" generate -e "$EVENTS" "${loc[@]}" -i causal -f test "$HIST" >/dev/null
 fi
 
 median3() { # command...: prints "wall cpu rss-kb", each the median of 3 runs
@@ -49,8 +52,8 @@ median3() { # command...: prints "wall cpu rss-kb", each the median of 3 runs
 echo "history: $HIST ($(wc -c <"$HIST") bytes)"
 echo "| level | ours wall | ours CPU | ours peak RSS | AWDIT wall | AWDIT CPU | AWDIT peak RSS | ours / AWDIT (wall) |"
 echo "|---|---|---|---|---|---|---|---|"
-for pair in rc:read-committed ra:read-atomic cc:causal; do
-  ours=${pair%%:*} theirs=${pair#*:}
+for ours in ${LEVELS:-rc ra cc}; do
+  case $ours in rc) theirs=read-committed ;; ra) theirs=read-atomic ;; *) theirs=causal ;; esac
   verdict=$($H check "$HIST" --format awdit --level "$ours" 2>/dev/null | head -1 || true)
   case "$verdict" in *": ok "*) ;; *) echo "unexpected verdict: $verdict" >&2 ;; esac
   read -r ow oc om < <(median3 "$H" check "$HIST" --format awdit --level "$ours")

@@ -21,6 +21,7 @@
 //!    the other levels.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use history::{History, Level};
@@ -58,6 +59,22 @@ struct Outcome {
     decided: std::time::Duration,
 }
 
+/// Checks a history against a level; see [`check_stages`]. For rc on a
+/// plain register history, the part of its certificate check that needs
+/// no witness is done on the other core meanwhile.
+pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
+    if level != Level::Rc || !crate::certify::plain_rc::applies(h) {
+        return check_stages(h, level, opts, None);
+    }
+    std::thread::scope(|s| {
+        let preparing = std::thread::Builder::new()
+            .name("certify-prepare".into())
+            .spawn_scoped(s, || crate::certify::plain_rc::prepare(h))
+            .expect("cannot start the certifying thread");
+        check_stages(h, level, opts, Some(preparing))
+    })
+}
+
 /// Checks a history against a level.
 ///
 /// The stages, in order:
@@ -69,7 +86,12 @@ struct Outcome {
 ///    where it applies, else by deciding them directly on a small budget of
 ///    their own, so a verdict known in milliseconds is not held up by a
 ///    level nobody asked for. Levels left unplaced are said to be unknown.
-pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
+fn check_stages(
+    h: &History,
+    level: Level,
+    opts: &CheckOptions,
+    prepared: Option<Prepared<'_>>,
+) -> Report {
     let t0 = Instant::now();
     crate::polygraph::reset_work();
     opts.tell(Stage::Indexing { txns: h.txns.len() });
@@ -78,7 +100,7 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     let stats = stats(&ix);
     let deadline = opts.timeout.map(|t| t0 + t);
     opts.tell(Stage::Deciding { level });
-    let out = decide(&ix, level, opts, true, t0, deadline);
+    let out = decide(&ix, level, opts, true, t0, deadline, None);
     // The search effort of the requested level alone.
     let constraints = crate::polygraph::work();
     opts.tell(Stage::Decided(out.verdict));
@@ -92,17 +114,26 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     // Stages 3 and 4 only read what stage 2 found: certifying runs on the
     // other core while the other levels are placed.
     opts.tell(Stage::Placing);
+    let decided_at = Instant::now();
+    let certified_flag = AtomicBool::new(false);
     let ((fails, satisfies), (certificate, certified, certify_ms)) = std::thread::scope(|s| {
         let certifying = std::thread::Builder::new()
             .name("certify".into())
             .stack_size(CERTIFY_STACK)
             .spawn_scoped(s, || {
                 let t_cert = Instant::now();
-                let (certificate, certified) = certify_verdict(h, level, opts.use_dbts, &out);
+                let prep =
+                    prepared.map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                let (certificate, certified) =
+                    certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
+                certified_flag.store(true, Ordering::Relaxed);
                 (certificate, certified, t_cert.elapsed().as_millis() as u64)
             })
             .expect("cannot start the certifying thread");
-        let placed = place(&ix, level, &out, opts, deadline, &mut notes);
+        // Small histories are placed in full, whatever the certificate.
+        let soft =
+            (ix.len() > PLACE_SEARCH_MAX).then_some((decided_at + PLACE_SOFT, &certified_flag));
+        let placed = place(&ix, level, &out, opts, deadline, soft, &mut notes);
         opts.tell(Stage::Certifying);
         let certified = certifying
             .join()
@@ -146,6 +177,9 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
     }
 }
 
+/// The thread preparing an rc certificate check ([`check`]).
+type Prepared<'s> = std::thread::ScopedJoinHandle<'s, Option<crate::certify::plain_rc::Prepared>>;
+
 /// The certifying thread's stack: as deep as the main thread's would be.
 const CERTIFY_STACK: usize = 64 << 20;
 
@@ -159,6 +193,7 @@ fn certify_verdict(
     level: Level,
     use_dbts: bool,
     out: &Outcome,
+    prep: Option<&crate::certify::plain_rc::Prepared>,
 ) -> (Option<Certificate>, Certified) {
     let cert = |claim| Certificate {
         level,
@@ -177,7 +212,7 @@ fn certify_verdict(
                 );
             };
             let c = cert(Claim::Ok(w));
-            match crate::certify::verify(h, &c) {
+            match crate::certify::verify_prepared(h, &c, prep) {
                 Ok(()) => (Some(c), Certified::Checked),
                 Err(e) if unsupported(&e) => (None, Certified::NotChecked(e.to_string())),
                 Err(e) => (Some(c), Certified::Failed(e.to_string())),
@@ -237,6 +272,10 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 
 /// How long placing the other levels may take, beyond what deciding took.
 const PLACE_MIN: Duration = Duration::from_secs(1);
+/// How long placing may go on once the verdict is certified (placing runs
+/// while the certificate is checked on the other core, and stops when it
+/// is done and this much time has passed since the verdict).
+const PLACE_SOFT: Duration = Duration::from_millis(50);
 /// The largest history on which other levels are placed by a search.
 const PLACE_SEARCH_MAX: usize = 20_000;
 const PLACE_MAX: Duration = Duration::from_secs(4);
@@ -246,13 +285,17 @@ const PLACE_MAX: Duration = Duration::from_secs(4);
 /// budget in proportion to what deciding the requested level took: each
 /// weaker level an anomalous verdict leaves open, and the weak levels (`rc`
 /// … `pc`), which Adya's `si` and `ser` do not imply because they ignore
-/// sessions. What the budget does not reach is said to be unknown.
+/// sessions. What the budget does not reach is said to be unknown. The
+/// weak levels also stop past `soft.0` once `soft.1` is set (the verdict
+/// is certified), so placing them never holds up the verdict (on
+/// histories larger than [`PLACE_SEARCH_MAX`]; smaller ones place fast).
 fn place(
     ix: &Index,
     level: Level,
     out: &Outcome,
     opts: &CheckOptions,
     deadline: Option<Instant>,
+    soft: Option<(Instant, &AtomicBool)>,
     notes: &mut Vec<String>,
 ) -> (Vec<Level>, Vec<Level>) {
     let dbts = opts.use_dbts;
@@ -273,9 +316,9 @@ fn place(
         }
         Verdict::Unknown => return (fails, satisfies),
     }
-    // The strongest first: on a valid history, deciding cc places ra and
-    // rc with it.
-    open.extend([Level::Cc, Level::Ra, Level::Rc, Level::Pc]);
+    // The cheapest first, so a short budget places some: ra costs about
+    // what rc does, cc more (and on a valid history places ra and rc).
+    open.extend([Level::Ra, Level::Cc, Level::Rc, Level::Pc]);
     let budget = (2 * out.decided).clamp(PLACE_MIN, PLACE_MAX);
     let until = Instant::now() + budget;
     let until = deadline.map_or(until, |d| d.min(until));
@@ -289,11 +332,13 @@ fn place(
         if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
             continue;
         }
-        if Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
+        let stopped =
+            soft.is_some_and(|(at, done)| Instant::now() > at && done.load(Ordering::Relaxed));
+        if stopped || Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
             unplaced.push(w);
             continue;
         }
-        let o = decide(ix, w, opts, false, Instant::now(), Some(until));
+        let o = decide(ix, w, opts, false, Instant::now(), Some(until), soft);
         match o.verdict {
             Verdict::Ok => {
                 satisfies.extend(implied_by(w, dbts));
@@ -380,6 +425,7 @@ fn decide(
     explain: bool,
     started: Instant,
     deadline: Option<Instant>,
+    soft: Option<(Instant, &AtomicBool)>,
 ) -> Outcome {
     let mut found = Found {
         explain,
@@ -404,7 +450,8 @@ fn decide(
     }
     let mut notes = Vec::new();
     let (verdict, method) = if !is_strong(level) {
-        let w = crate::weak::check_weak_until(ix, level, explain, deadline);
+        let limit = crate::weak::Limit { deadline, soft };
+        let w = crate::weak::check_weak_limited(ix, level, explain, limit);
         // Weak-level cycles are shown by the axioms' forced edges; their
         // levels come with them (the lattice rows are about Adya cycles).
         // Each is proved by re-deciding its transactions alone.

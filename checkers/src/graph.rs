@@ -60,20 +60,21 @@ impl<L: Copy> GraphBuilder<L> {
         }
         let mut fill = offsets.clone();
         let mut adj = vec![0u32; self.edges.len()];
-        let mut labels: Vec<Option<L>> = vec![None; self.edges.len()];
+        // Every slot is filled below; the first label is only a filler.
+        let mut labels: Vec<L> = match self.edges.first() {
+            Some(&(_, _, l)) => vec![l; self.edges.len()],
+            None => Vec::new(),
+        };
         for (f, t, l) in self.edges {
             let slot = fill[f as usize] as usize;
             fill[f as usize] += 1;
             adj[slot] = t;
-            labels[slot] = Some(l);
+            labels[slot] = l;
         }
         Graph {
             offsets,
             targets: adj,
-            labels: labels
-                .into_iter()
-                .map(|l| l.expect("every slot filled"))
-                .collect(),
+            labels,
         }
     }
 }

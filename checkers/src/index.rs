@@ -37,6 +37,9 @@ pub struct WriteLoc {
     /// False when the same transaction wrote the key again later: the value
     /// was never installed, and reading it is an intermediate read (G1b).
     pub last: bool,
+    /// The writer failed: reading it is an aborted read (G1a). Kept here so
+    /// resolving a read touches no transaction (a cache miss each).
+    pub failed: bool,
 }
 
 /// One external read: a read of a version installed by another transaction
@@ -187,6 +190,15 @@ impl<'h> Index<'h> {
     /// transaction's installed writes.
     fn index_writes(&mut self, dup: &mut Vec<Finding>) {
         let h = self.history;
+        // Room for every write up front: growing a table of a million
+        // entries rehashes it about twenty times.
+        let writes: usize = h
+            .txns
+            .iter()
+            .map(|t| t.ops.iter().filter(|o| o.written().is_some()).count())
+            .sum();
+        self.writer.reserve(writes);
+        self.writes.reserve(writes);
         // Per-transaction scratch: key -> position in `self.writes`.
         let mut last_in_txn: FxHashMap<u32, usize> = FxHashMap::default();
         for (t, txn) in h.txns.iter().enumerate() {
@@ -206,6 +218,7 @@ impl<'h> Index<'h> {
                     txn: t as u32,
                     op: o as u32,
                     last: true,
+                    failed: txn.status == Status::Fail,
                 };
                 if let Some(prev) = self.writer.insert((k, v), loc) {
                     // Keep the first writer; report the clash.
@@ -251,6 +264,8 @@ impl<'h> Index<'h> {
     /// find the non-cyclic anomalies.
     fn index_reads(&mut self, out: &mut Vec<Finding>) {
         let h = self.history;
+        self.reads
+            .reserve(self.ops.saturating_sub(self.writes.len()));
         // Written keys in key order, for range reads.
         let mut written_keys: Vec<u32> = {
             let mut seen = vec![false; self.keys.len()];
@@ -488,7 +503,7 @@ impl<'h> Index<'h> {
             out.push(finding(AnomalyKind::FutureRead, None));
             return;
         }
-        if self.history.txns[loc.txn as usize].status == Status::Fail {
+        if loc.failed {
             out.push(finding(AnomalyKind::AbortedRead, Some(loc.txn)));
             return;
         }

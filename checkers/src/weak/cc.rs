@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{co, Csr, Ctx, InitViolation, WLabel, Why, NONE};
+use super::{co, Csr, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
@@ -116,18 +116,19 @@ impl Writers {
 
 /// cc: vector clocks in a topological order of `so ∪ wr`. When `so ∪ wr`
 /// is cyclic no clock exists; the cycle is the anomaly and no co edge is
-/// added.
+/// added. False when the limit is hit first.
 pub(super) fn cc_edges(
     cx: &Ctx,
     b: &mut GraphBuilder<WLabel>,
     inits: &mut Vec<InitViolation>,
     init_count: &mut usize,
-) {
+    limit: Limit,
+) -> bool {
     let longest = cx.ix.sessions.iter().map(Vec::len).max().unwrap_or(0);
     if longest < i16::MAX as usize {
-        clocks::<i16>(cx, b, inits, init_count);
+        clocks::<i16>(cx, b, inits, init_count, limit)
     } else {
-        clocks::<u32>(cx, b, inits, init_count);
+        clocks::<u32>(cx, b, inits, init_count, limit)
     }
 }
 
@@ -136,7 +137,8 @@ fn clocks<T: Tick>(
     b: &mut GraphBuilder<WLabel>,
     inits: &mut Vec<InitViolation>,
     init_count: &mut usize,
-) {
+    limit: Limit,
+) -> bool {
     let ix = cx.ix;
     let n = ix.len();
     let k = ix.sessions.len();
@@ -155,7 +157,12 @@ fn clocks<T: Tick>(
     let mut slot_of = vec![NONE; n];
     let mut free: Vec<u32> = Vec::new();
     let mut vc = vec![T::default(); k];
+    let mut handled = 0u32;
     while let Some(t3) = queue.pop_front() {
+        handled += 1;
+        if handled.is_multiple_of(LIMIT_EVERY) && limit.hit() {
+            return false;
+        }
         vc.fill(T::default());
         for &p in preds.of(t3) {
             let s = cx.sess_of[p as usize] as usize;
@@ -235,6 +242,7 @@ fn clocks<T: Tick>(
             }
         }
     }
+    true
 }
 
 #[cfg(test)]
@@ -252,7 +260,7 @@ mod tests {
         let cx = Ctx::new(ix, None, Level::Cc);
         let mut b: GraphBuilder<WLabel> = GraphBuilder::new(ix.len());
         let (mut inits, mut count) = (Vec::new(), 0);
-        clocks::<T>(&cx, &mut b, &mut inits, &mut count);
+        clocks::<T>(&cx, &mut b, &mut inits, &mut count, Limit::default());
         let g = b.build();
         let mut out: Vec<_> = (0..g.node_count() as u32)
             .flat_map(|v| {

@@ -132,6 +132,7 @@
 //! [`ra`](ra) and [`cc`](cc); [`pc`](pc) is the split-history search;
 //! [`explain`](explain) turns cycles into counterexamples.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use history::{Level, Op, Status, Value};
@@ -197,13 +198,58 @@ pub fn check_weak(ix: &Index, level: Level, explain: bool) -> WeakOutcome {
     check_weak_until(ix, level, explain, None)
 }
 
-/// [`check_weak`] with a deadline, which only `pc` (NP-complete) can hit.
+/// [`check_weak`] with a deadline: `pc` (NP-complete) searches until it,
+/// and the saturation of rc, ra and cc stops at it (`unknown`).
 pub fn check_weak_until(
     ix: &Index,
     level: Level,
     explain: bool,
     deadline: Option<Instant>,
 ) -> WeakOutcome {
+    check_weak_limited(
+        ix,
+        level,
+        explain,
+        Limit {
+            deadline,
+            soft: None,
+        },
+    )
+}
+
+/// When a check gives up (`unknown`): at a deadline, or past a softer
+/// one once a flag is set. Placing the other levels uses the flag to stop
+/// when the verdict's certificate is checked, so it never holds up the
+/// verdict for a level nobody asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limit<'a> {
+    /// Give up after this instant.
+    pub deadline: Option<Instant>,
+    /// Give up after this instant once the flag is set.
+    pub soft: Option<(Instant, &'a AtomicBool)>,
+}
+
+impl Limit<'_> {
+    /// True when the check must give up now.
+    pub fn hit(&self) -> bool {
+        if self.deadline.is_none() && self.soft.is_none() {
+            return false;
+        }
+        let now = Instant::now();
+        self.deadline.is_some_and(|d| now > d)
+            || self
+                .soft
+                .is_some_and(|(at, flag)| now > at && flag.load(Ordering::Relaxed))
+    }
+}
+
+/// How many transactions the saturation loops handle between two looks at
+/// the [`Limit`].
+const LIMIT_EVERY: u32 = 1024;
+
+/// [`check_weak`] within a [`Limit`].
+pub fn check_weak_limited(ix: &Index, level: Level, explain: bool, limit: Limit) -> WeakOutcome {
+    let deadline = limit.deadline;
     if !is_weak(level) {
         return WeakOutcome {
             verdict: WeakVerdict::Unknown(format!("{} is not a weak level", level.name())),
@@ -245,7 +291,7 @@ pub fn check_weak_until(
     let mut out = if level == Level::Pc {
         check_pc(ix, explain, findings, deadline, lo.as_ref())
     } else {
-        saturate(ix, level, explain, lo.as_ref())
+        saturate(ix, level, explain, lo.as_ref(), limit)
     };
     if findings && out.verdict != WeakVerdict::Anomalous {
         out.verdict = WeakVerdict::Anomalous;
@@ -470,11 +516,7 @@ impl<'a> Ctx<'a> {
         let Some(v) = v else { return Some(INIT) };
         let loc = self.ix.writer.get(&(k, v))?;
         let w = loc.txn as usize;
-        if loc.txn == t
-            || !loc.last
-            || self.ix.history.txns[w].status == Status::Fail
-            || !self.ix.committed[w]
-        {
+        if loc.txn == t || !loc.last || loc.failed || !self.ix.committed[w] {
             return None;
         }
         Some(loc.txn)
@@ -490,13 +532,26 @@ impl<'a> Ctx<'a> {
         if ix.history.txns[t as usize].status != Status::Ok {
             return; // an `info` transaction's reads tell nothing
         }
+        // The index resolved the first read of each version already (the
+        // same writer `resolve` finds, for a committed reader): a repeat
+        // finds it there without a hash probe, when there are few.
+        let rs = ix.reads(t);
+        let rs = if rs.len() <= 16 && !self.lists {
+            rs
+        } else {
+            &[]
+        };
         for (o, op) in ix.history.txns[t as usize].ops.iter().enumerate() {
             let o = o as u32;
             let mut push = |key: u32, value: Option<Value>, own: &dyn OwnKeys| {
                 if own.has(key) {
                     return; // an internal read
                 }
-                if let Some(writer) = self.resolve(t, key, value) {
+                let known = rs
+                    .iter()
+                    .find(|r| r.key == key && r.value == value && value.is_some())
+                    .map(|r| r.writer);
+                if let Some(writer) = known.or_else(|| self.resolve(t, key, value)) {
                     out.push(Ev {
                         op: o,
                         key,

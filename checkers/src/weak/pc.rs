@@ -17,7 +17,7 @@ use crate::report::{Anomaly, EdgeKind};
 
 use super::explain::what;
 use super::saturate::saturate;
-use super::{Csr, Ctx, Stamped, WeakOutcome, WeakVerdict, MAX_SHOWN};
+use super::{Csr, Ctx, Limit, Stamped, WeakOutcome, WeakVerdict, MAX_SHOWN};
 
 pub(super) fn check_pc(
     ix: &Index,
@@ -35,7 +35,11 @@ pub(super) fn check_pc(
         witness: None,
     };
     // Prefix consistency implies causal consistency, which is cheap.
-    let cc = saturate(ix, Level::Cc, explain, lo);
+    let limit = Limit {
+        deadline,
+        soft: None,
+    };
+    let cc = saturate(ix, Level::Cc, explain, lo, limit);
     if cc.verdict == WeakVerdict::Anomalous {
         return WeakOutcome {
             method: "saturation (cc)",

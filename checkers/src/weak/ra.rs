@@ -4,16 +4,17 @@
 use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{co, common_keys, Ctx, InitViolation, WLabel, Why, NONE};
+use super::{co, common_keys, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// ra: per reader, the writers it read from and its session's latest
-/// earlier writer of each key it read.
+/// earlier writer of each key it read; false when the limit is hit first.
 pub(super) fn ra_edges(
     cx: &Ctx,
     b: &mut GraphBuilder<WLabel>,
     inits: &mut Vec<InitViolation>,
     init_count: &mut usize,
-) {
+    limit: Limit,
+) -> bool {
     let ix = cx.ix;
     let nk = ix.keys.len();
     // Per key read by the current reader: the first two writers read.
@@ -29,6 +30,9 @@ pub(super) fn ra_edges(
     for (s, session) in ix.sessions.iter().enumerate() {
         let sst = s as u32 + 1;
         for &t3 in session {
+            if t3.is_multiple_of(LIMIT_EVERY) && limit.hit() {
+                return false;
+            }
             let stamp = t3 + 1;
             keys.clear();
             preds.clear();
@@ -96,4 +100,5 @@ pub(super) fn ra_edges(
             }
         }
     }
+    true
 }

@@ -6,15 +6,19 @@ use history::Op;
 use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{co, common_keys, Ctx, Ev, InitViolation, Stamped, WLabel, Why, NONE};
+use super::{
+    co, common_keys, Ctx, Ev, InitViolation, Limit, Stamped, WLabel, Why, LIMIT_EVERY, NONE,
+};
 
-/// rc: per reader, a backward scan of its read events.
+/// rc: per reader, a backward scan of its read events; false when the
+/// limit is hit first.
 pub(super) fn rc_edges(
     cx: &Ctx,
     b: &mut GraphBuilder<WLabel>,
     inits: &mut Vec<InitViolation>,
     init_count: &mut usize,
-) {
+    limit: Limit,
+) -> bool {
     let ix = cx.ix;
     let nk = ix.keys.len();
     let mut own = vec![0u32; nk];
@@ -28,6 +32,9 @@ pub(super) fn rc_edges(
     let mut evs: Vec<Ev> = Vec::new();
     let mut is_first: Vec<bool> = Vec::new();
     for t3 in ix.committed_txns() {
+        if t3.is_multiple_of(LIMIT_EVERY) && limit.hit() {
+            return false;
+        }
         let stamp = t3 + 1;
         // The index's reads are the read events unless it dropped some
         // (repeats, internal or anomalous reads, range reads): then rescan.
@@ -126,4 +133,5 @@ pub(super) fn rc_edges(
             i = j;
         }
     }
+    true
 }

@@ -14,7 +14,7 @@ use crate::report::Anomaly;
 
 use super::explain::{cycle_to_anomaly, init_to_anomaly};
 use super::{cc::cc_edges, ra::ra_edges, rc::rc_edges};
-use super::{Ctx, InitViolation, WLabel, WeakOutcome, WeakVerdict, Why, MAX_SHOWN, NONE};
+use super::{Ctx, InitViolation, Limit, WLabel, WeakOutcome, WeakVerdict, Why, MAX_SHOWN, NONE};
 
 struct Saturated {
     graph: Graph<WLabel>,
@@ -27,16 +27,30 @@ pub(super) fn saturate(
     level: Level,
     explain: bool,
     lo: Option<&ListOrders>,
+    limit: Limit,
 ) -> WeakOutcome {
     let cx = Ctx::new(ix, lo, level);
-    let sat = build(&cx, level);
     let method = "saturation";
-    if !explain {
-        let witness = if sat.init_count > 0 {
-            None
-        } else {
-            topo_order(ix, &sat.graph)
+    let Some(sat) = build(&cx, level, limit) else {
+        return WeakOutcome {
+            verdict: WeakVerdict::Unknown(format!(
+                "{}: the time given ran out while saturating",
+                level.name()
+            )),
+            method,
+            anomalies: Vec::new(),
+            also_fails: Vec::new(),
+            notes: Vec::new(),
+            witness: None,
         };
+    };
+    // An acyclic graph (the common case) needs no search for cycles.
+    let witness = if sat.init_count > 0 {
+        None
+    } else {
+        topo_order(ix, &sat.graph)
+    };
+    if !explain || witness.is_some() {
         return WeakOutcome {
             verdict: if witness.is_none() {
                 WeakVerdict::Anomalous
@@ -102,11 +116,8 @@ pub(super) fn saturate(
         anomalies,
         also_fails,
         notes,
-        witness: if bad {
-            None
-        } else {
-            topo_order(ix, &sat.graph)
-        },
+        // No cycle and no initial-version violation: the order exists.
+        witness: if bad { None } else { witness },
     }
 }
 
@@ -140,8 +151,8 @@ fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
 }
 
 /// The graph `so ∪ wr ∪ forced` of a level, and the forced edges into the
-/// initial transaction.
-fn build(cx: &Ctx, level: Level) -> Saturated {
+/// initial transaction; `None` when the limit is hit first.
+fn build(cx: &Ctx, level: Level, limit: Limit) -> Option<Saturated> {
     let ix = cx.ix;
     let n = ix.len();
     let mut b: GraphBuilder<WLabel> = GraphBuilder::new(n);
@@ -184,17 +195,17 @@ fn build(cx: &Ctx, level: Level) -> Saturated {
     }
     let mut inits = Vec::new();
     let mut init_count = 0;
-    match level {
-        Level::Rc => rc_edges(cx, &mut b, &mut inits, &mut init_count),
-        Level::Ra => ra_edges(cx, &mut b, &mut inits, &mut init_count),
-        Level::Cc => cc_edges(cx, &mut b, &mut inits, &mut init_count),
+    let done = match level {
+        Level::Rc => rc_edges(cx, &mut b, &mut inits, &mut init_count, limit),
+        Level::Ra => ra_edges(cx, &mut b, &mut inits, &mut init_count, limit),
+        Level::Cc => cc_edges(cx, &mut b, &mut inits, &mut init_count, limit),
         _ => unreachable!("saturation is for rc, ra and cc"),
-    }
-    Saturated {
+    };
+    (done && !limit.hit()).then(|| Saturated {
         graph: b.build(),
         inits,
         init_count,
-    }
+    })
 }
 
 /// The commit order the lists show: per key, the writers in the order of
