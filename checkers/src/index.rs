@@ -100,6 +100,9 @@ pub struct Index<'h> {
     /// Whether any op is a list append or list read (`History::has_lists`,
     /// found once here rather than by a scan in every stage).
     pub lists: bool,
+    /// Why the history is not made of mini-transactions (`None`: it is),
+    /// found once by [`not_mini`](crate::mini::not_mini) for every stage.
+    pub(crate) not_mini: std::sync::OnceLock<Option<String>>,
 }
 
 impl<'h> Index<'h> {
@@ -121,6 +124,7 @@ impl<'h> Index<'h> {
             info_committed: 0,
             ops: 0,
             lists: false,
+            not_mini: std::sync::OnceLock::new(),
         };
         let mut dup: Vec<Finding> = Vec::new();
         ix.index_writes(&mut dup);
