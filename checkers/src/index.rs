@@ -278,8 +278,8 @@ impl<'h> Index<'h> {
         // passes below only look keys up and can share the index. Count the
         // ops of each half too: room for their reads.
         let n = h.txns.len();
-        let two = n >= PARALLEL_READS
-            && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let two =
+            n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
         let split = if two { n / 2 } else { n };
         let mut ops_before_split = 0;
         for (t, txn) in h.txns.iter().enumerate() {

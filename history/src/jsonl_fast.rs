@@ -55,7 +55,9 @@ impl<'a> Cur<'a> {
         self.eat(b'"')?;
         let start = self.i;
         let rest = &self.b[start..];
-        let len = rest.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let len = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
         if rest[len] != b'"' {
             return None;
         }
