@@ -5,8 +5,9 @@
 //!    passing on:
 //!    - the non-cyclic anomalies (they need no version order);
 //!    - below SI, the weak levels' saturation;
-//!    - from SI up, one cycle search when the version order is known
-//!      (mini-transactions);
+//!    - from SI up, one linear check when the version order is known
+//!      (mini-transactions), of the session variants first: their witness
+//!      is one for the level, and places the weak levels;
 //!    - the lattice: for `si` and `ser`, a witness of their session
 //!      variant, on a share of the time ([`stronger_witness`]);
 //!    - the general black-box search (known edges, witnesses, a time- or
