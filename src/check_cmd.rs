@@ -19,7 +19,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     // before the verdict, and when it is dropped (before an error is
     // printed).
     let progress = std::sync::Arc::new(Reporter::stderr());
+    let times = crate::progress::stage_times();
     let h = progress.read(path, args.format)?;
+    if let Some(t0) = times {
+        eprintln!("stage: read at {} ms", t0.elapsed().as_millis());
+    }
     let (committed, failed, info) = h.status_counts();
     if committed == 0 && !args.allow_empty {
         bail!(

@@ -137,7 +137,11 @@ impl Reporter {
     /// [`crate::check_cmd::early_text`] says).
     pub fn watch(self: &Arc<Self>, opts: &mut CheckOptions, early_verdict: bool) {
         let me = Arc::clone(self);
+        let times = stage_times();
         opts.progress = Some(Arc::new(move |s| {
+            if let Some(t0) = times {
+                eprintln!("stage: {s:?} at {} ms", t0.elapsed().as_millis());
+            }
             if let Some(what) = describe(s) {
                 me.stage(&what);
             }
@@ -163,6 +167,14 @@ impl Drop for Reporter {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// With `HARNESS_STAGE_TIMES` set, when the process started its work: each
+/// stage of a check is then printed on stderr with the time since (to see
+/// where the time goes without a profiler).
+pub fn stage_times() -> Option<Instant> {
+    static T0: std::sync::OnceLock<Option<Instant>> = std::sync::OnceLock::new();
+    *T0.get_or_init(|| std::env::var_os("HARNESS_STAGE_TIMES").map(|_| Instant::now()))
 }
 
 /// Makes `bar` a spinner saying `what`, with the time it has run.

@@ -689,9 +689,20 @@ fn check_dbts_keys(h: &History, commits: impl Iterator<Item = u32>) -> R<()> {
 
 #[derive(Default)]
 struct Store {
-    /// Ordered, for range reads.
-    reg: BTreeMap<Key, Value>,
+    /// The registers, for reads of one key.
+    reg: HashMap<Key, Value>,
+    /// The same, ordered, for range reads: built at the first one, then
+    /// kept up to date.
+    sorted: OnceCell<BTreeMap<Key, Value>>,
     list: HashMap<Key, Vec<Value>>,
+}
+
+impl Store {
+    /// The registers in key order.
+    fn sorted(&self) -> &BTreeMap<Key, Value> {
+        self.sorted
+            .get_or_init(|| self.reg.iter().map(|(k, v)| (k.clone(), *v)).collect())
+    }
 }
 
 /// What a transaction installs when it commits.
@@ -782,10 +793,12 @@ fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
                 // listed, so they visit at most rows + 1 keys each.
                 if lo <= hi {
                     let listed: HashSet<&Key> = rows.iter().map(|(k, _)| k).collect();
-                    let visible = own
-                        .range::<&Key, _>(lo..=hi)
-                        .map(|(k, v)| (*k, *v))
-                        .chain(store.reg.range::<Key, _>(lo..=hi).map(|(k, v)| (k, *v)));
+                    let visible = own.range::<&Key, _>(lo..=hi).map(|(k, v)| (*k, *v)).chain(
+                        store
+                            .sorted()
+                            .range::<Key, _>(lo..=hi)
+                            .map(|(k, v)| (k, *v)),
+                    );
                     for (k, v) in visible {
                         if !listed.contains(k) {
                             return bad(k, "absent (not in the range read)".into(), Some(v));
@@ -811,6 +824,9 @@ fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
 
 fn install(store: &mut Store, e: Effects) {
     for (k, v) in e.reg {
+        if let Some(sorted) = store.sorted.get_mut() {
+            sorted.insert(k.clone(), v);
+        }
         store.reg.insert(k, v);
     }
     for (k, v) in e.app {
@@ -880,12 +896,26 @@ fn verify_schedule(h: &History, level: Level, use_dbts: bool, events: &[(u32, bo
     let mut pending: HashMap<u32, Effects> = HashMap::default();
     // Per key, the latest commit (position, txn) of a writer.
     let mut last_commit: HashMap<Key, (u32, u32)> = HashMap::default();
+    // The latest begun transaction's effects, outside `pending`: most
+    // commit right after they begin (always in a serial schedule).
+    let mut latest: Option<(u32, Effects)> = None;
     for (i, &(t, c)) in events.iter().enumerate() {
         if !c {
-            pending.insert(t, run_txn(h, t, &store)?);
+            if let Some((u, e)) = latest.take() {
+                pending.insert(u, e);
+            }
+            latest = Some((t, run_txn(h, t, &store)?));
             continue;
         }
-        let e = pending.remove(&t).expect("begun before commit");
+        let e = match latest.take() {
+            Some((u, e)) if u == t => e,
+            other => {
+                if let Some((u, e)) = other {
+                    pending.insert(u, e);
+                }
+                pending.remove(&t).expect("begun before commit")
+            }
+        };
         for k in &e.keys {
             if let Some(&(p, u)) = last_commit.get(k) {
                 if p > bpos[t as usize] {

@@ -37,8 +37,8 @@ pub struct WriteLoc {
     /// False when the same transaction wrote the key again later: the value
     /// was never installed, and reading it is an intermediate read (G1b).
     pub last: bool,
-    /// The writer failed: reading it is an aborted read (G1a). Kept here so
-    /// resolving a read touches no transaction (a cache miss each).
+    /// True when the writer failed (aborted): reading it is G1a. Kept here
+    /// so a read needs no second look-up, into the transaction.
     pub failed: bool,
 }
 
@@ -78,6 +78,17 @@ pub struct Finding {
     pub key: u32,
 }
 
+/// The fewest transactions whose reads are resolved on two threads.
+const PARALLEL_READS: usize = 50_000;
+
+/// What pass 2 finds in a run of transactions.
+struct ReadsPart {
+    reads: Vec<Read>,
+    /// Where each transaction's reads begin in `reads`.
+    start: Vec<u32>,
+    findings: Vec<Finding>,
+}
+
 /// The compact index of a history. Transaction `i` is `history.txns[i]`.
 pub struct Index<'h> {
     pub history: &'h History,
@@ -103,6 +114,9 @@ pub struct Index<'h> {
     /// Whether any op is a list append or list read (`History::has_lists`,
     /// found once here rather than by a scan in every stage).
     pub lists: bool,
+    /// Why the history is not made of mini-transactions (`None`: it is),
+    /// found once by [`not_mini`](crate::mini::not_mini) for every stage.
+    pub(crate) not_mini: std::sync::OnceLock<Option<String>>,
 }
 
 impl<'h> Index<'h> {
@@ -124,6 +138,7 @@ impl<'h> Index<'h> {
             info_committed: 0,
             ops: 0,
             lists: false,
+            not_mini: std::sync::OnceLock::new(),
         };
         let mut dup: Vec<Finding> = Vec::new();
         ix.index_writes(&mut dup);
@@ -203,6 +218,7 @@ impl<'h> Index<'h> {
         let mut last_in_txn: FxHashMap<u32, usize> = FxHashMap::default();
         for (t, txn) in h.txns.iter().enumerate() {
             self.write_start.push(self.writes.len() as u32);
+            let failed = txn.status == Status::Fail;
             last_in_txn.clear();
             self.ops += txn.ops.len();
             for (o, op) in txn.ops.iter().enumerate() {
@@ -218,7 +234,7 @@ impl<'h> Index<'h> {
                     txn: t as u32,
                     op: o as u32,
                     last: true,
-                    failed: txn.status == Status::Fail,
+                    failed,
                 };
                 if let Some(prev) = self.writer.insert((k, v), loc) {
                     // Keep the first writer; report the clash.
@@ -264,8 +280,39 @@ impl<'h> Index<'h> {
     /// find the non-cyclic anomalies.
     fn index_reads(&mut self, out: &mut Vec<Finding>) {
         let h = self.history;
-        self.reads
-            .reserve(self.ops.saturating_sub(self.writes.len()));
+        // Intern the keys only read, in the order of the reads, so the
+        // passes below only look keys up and can share the index. Count the
+        // ops of each half too: room for their reads.
+        let n = h.txns.len();
+        let two =
+            n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let split = if two { n / 2 } else { n };
+        let mut ops_before_split = 0;
+        for (t, txn) in h.txns.iter().enumerate() {
+            if t < split {
+                ops_before_split += txn.ops.len();
+            }
+            if txn.status == Status::Info {
+                continue;
+            }
+            for op in &txn.ops {
+                match op {
+                    Op::Read { key, .. }
+                    | Op::ReadList {
+                        key,
+                        values: Some(_),
+                    } => {
+                        self.intern(key);
+                    }
+                    Op::RangeRead { rows, .. } => {
+                        for (k, _) in rows {
+                            self.intern(k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
         // Written keys in key order, for range reads.
         let mut written_keys: Vec<u32> = {
             let mut seen = vec![false; self.keys.len()];
@@ -278,6 +325,53 @@ impl<'h> Index<'h> {
         };
         written_keys.sort_by(|a, b| self.keys[*a as usize].cmp(&self.keys[*b as usize]));
 
+        // The transactions' reads are resolved in two halves, one per core:
+        // the index is only read, and each read looks up its writer in a
+        // table too large for the caches, so two cores wait on memory
+        // together. The halves are joined in order, as one pass gives them.
+        let room = (ops_before_split, self.ops - ops_before_split);
+        let this = &*self;
+        let (a, b) = std::thread::scope(|s| {
+            let second = two.then(|| {
+                std::thread::Builder::new()
+                    .name("index".into())
+                    .spawn_scoped(s, || this.reads_of(split..n, room.1, &written_keys))
+                    .expect("cannot start an indexing thread")
+            });
+            let a = this.reads_of(0..split, room.0, &written_keys);
+            let b = second.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            (a, b)
+        });
+        self.read_start = a.start;
+        self.reads = a.reads;
+        out.extend(a.findings);
+        if let Some(b) = b {
+            self.reads.reserve_exact(b.reads.len());
+            let base = self.reads.len() as u32;
+            self.read_start.extend(b.start.iter().map(|s| s + base));
+            self.reads.extend(b.reads);
+            out.extend(b.findings);
+        }
+        self.read_start.push(self.reads.len() as u32);
+    }
+
+    /// Pass 2 on the transactions `range` (of `ops` ops): their reads
+    /// (`start`: where each transaction's begin, from 0) and the
+    /// non-cyclic anomalies they show.
+    fn reads_of(
+        &self,
+        range: std::ops::Range<usize>,
+        ops: usize,
+        written_keys: &[u32],
+    ) -> ReadsPart {
+        let h = self.history;
+        let mut part = ReadsPart {
+            reads: Vec::with_capacity(ops),
+            start: Vec::with_capacity(range.len()),
+            findings: Vec::new(),
+        };
+        let out = &mut part.findings;
+        let reads = &mut part.reads;
         // Per-transaction scratch, keyed by key id.
         let mut own: FxHashMap<u32, (Value, u32)> = FxHashMap::default(); // last own write, op
         let mut first_read: FxHashMap<u32, Option<Value>> = FxHashMap::default();
@@ -285,8 +379,8 @@ impl<'h> Index<'h> {
         // Per key: how many appends the transaction made so far.
         let mut own_appends: FxHashMap<u32, u32> = FxHashMap::default();
         let no_own: FxHashMap<u32, (Value, u32)> = FxHashMap::default();
-        for (t, txn) in h.txns.iter().enumerate() {
-            self.read_start.push(self.reads.len() as u32);
+        for (t, txn) in h.txns.iter().enumerate().take(range.end).skip(range.start) {
+            part.start.push(reads.len() as u32);
             own.clear();
             own_appends.clear();
             first_read.clear();
@@ -301,7 +395,7 @@ impl<'h> Index<'h> {
                 let o32 = o as u32;
                 match op {
                     Op::Read { key, value } => {
-                        let k = self.intern(key);
+                        let k = self.key_ids[key];
                         self.observe(
                             t32,
                             o32,
@@ -311,6 +405,7 @@ impl<'h> Index<'h> {
                             &own,
                             &mut first_read,
                             &mut nonrep_reported,
+                            reads,
                             out,
                         );
                     }
@@ -321,7 +416,7 @@ impl<'h> Index<'h> {
                         // them, and what comes before them is an external
                         // read of the version its snapshot held.
                         let Some(vs) = values else { continue };
-                        let k = self.intern(key);
+                        let k = self.key_ids[key];
                         let c = own_appends.get(&k).copied().unwrap_or(0) as usize;
                         if c > 0 {
                             match self.own_tail(t32, o32, k, vs, c) {
@@ -348,13 +443,14 @@ impl<'h> Index<'h> {
                             &no_own,
                             &mut first_read,
                             &mut nonrep_reported,
+                            reads,
                             out,
                         );
                     }
                     Op::RangeRead { lo, hi, rows } => {
                         let mut listed: FxHashMap<u32, Value> = FxHashMap::default();
                         for (k, v) in rows {
-                            let k = self.intern(k);
+                            let k = self.key_ids[k];
                             listed.insert(k, *v);
                             self.observe(
                                 t32,
@@ -365,6 +461,7 @@ impl<'h> Index<'h> {
                                 &own,
                                 &mut first_read,
                                 &mut nonrep_reported,
+                                reads,
                                 out,
                             );
                         }
@@ -384,6 +481,7 @@ impl<'h> Index<'h> {
                                     &own,
                                     &mut first_read,
                                     &mut nonrep_reported,
+                                    reads,
                                     out,
                                 );
                             }
@@ -402,7 +500,7 @@ impl<'h> Index<'h> {
                 }
             }
         }
-        self.read_start.push(self.reads.len() as u32);
+        part
     }
 
     /// Whether list read `vs` of `k` by `t` at op `o` ends with exactly the
@@ -438,7 +536,7 @@ impl<'h> Index<'h> {
     /// Records one read of `k` by transaction `t` at op `o`.
     #[allow(clippy::too_many_arguments)]
     fn observe(
-        &mut self,
+        &self,
         t: u32,
         o: u32,
         k: u32,
@@ -447,6 +545,7 @@ impl<'h> Index<'h> {
         own: &FxHashMap<u32, (Value, u32)>,
         first_read: &mut FxHashMap<u32, Option<Value>>,
         nonrep_reported: &mut Vec<u32>,
+        reads: &mut Vec<Read>,
         out: &mut Vec<Finding>,
     ) {
         let finding = |kind, other| Finding {
@@ -486,7 +585,7 @@ impl<'h> Index<'h> {
             }
         }
         let Some(v) = value else {
-            self.reads.push(Read {
+            reads.push(Read {
                 key: k,
                 writer: INIT,
                 op: o,
@@ -511,7 +610,7 @@ impl<'h> Index<'h> {
             out.push(finding(AnomalyKind::IntermediateRead, Some(loc.txn)));
             return;
         }
-        self.reads.push(Read {
+        reads.push(Read {
             key: k,
             writer: loc.txn,
             op: o,
@@ -534,7 +633,8 @@ impl<'h> Index<'h> {
         // Every element of a list an `ok` transaction read was appended by
         // a transaction that committed, not only the last one.
         let mut found: Vec<u32> = Vec::new();
-        for (t, txn) in h.txns.iter().enumerate() {
+        let list_readers = h.txns.iter().enumerate().filter(|_| self.lists);
+        for (t, txn) in list_readers {
             if txn.status != Status::Ok {
                 continue;
             }

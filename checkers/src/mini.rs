@@ -27,7 +27,12 @@ pub struct Divergence {
 
 /// Why the history is not made of mini-transactions, or `None` if it is.
 /// Only committed transactions matter: an aborted one constrains nothing.
+/// Found once per index: every stage asks.
 pub fn not_mini(ix: &Index) -> Option<String> {
+    ix.not_mini.get_or_init(|| find_not_mini(ix)).clone()
+}
+
+fn find_not_mini(ix: &Index) -> Option<String> {
     for t in ix.committed_txns() {
         let txn = &ix.history.txns[t as usize];
         if txn.status == history::Status::Info && !txn.is_read_only() {

@@ -80,6 +80,11 @@ fn two_cores() -> bool {
 /// (on two threads when there are two cores), and `take` receives the
 /// results in file order. `take` returns false to stop reading (a history
 /// cut short). `on_bytes` is told the size of each read, for progress.
+///
+/// The stages overlap: while one block is parsed, this thread hands on the
+/// previous block's results and reads the next block, so neither the reads
+/// nor `take` leave a core idle. The results are still taken in file order,
+/// and an input error is reported after the results read before it.
 pub(crate) fn for_each_block<R, T, P, F>(
     mut input: R,
     on_bytes: &dyn Fn(u64),
@@ -94,24 +99,19 @@ where
 {
     let threads = two_cores();
     let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + (1 << 16));
+    let mut next: Vec<u8> = Vec::with_capacity(BLOCK + (1 << 16));
     let mut first_line = 1usize;
     let mut offset = 0u64;
     let mut eof = false;
+    // The previous block's results, not yet taken.
+    let mut pending: Option<(T, T)> = None;
+    // Read the first block.
+    let mut end = read_block(&mut input, &mut buf, &mut eof, on_bytes)?;
     loop {
-        // `buf` holds a partial line carried over; read on to a block, and
-        // on past it until a newline when one line is longer than a block.
-        let mut target = BLOCK.max(buf.len() + 1);
-        let end = loop {
-            eof = eof || fill(&mut input, &mut buf, target, on_bytes)?;
-            if eof {
-                break buf.len();
-            }
-            if let Some(i) = memchr::memrchr(b'\n', &buf) {
-                break i + 1;
-            }
-            target = buf.len() + BLOCK;
-        };
         if end == 0 {
+            if let Some((ra, rb)) = pending.take() {
+                let _ = take(ra) && take(rb);
+            }
             return Ok(());
         }
         let block = &buf[..end];
@@ -129,25 +129,77 @@ where
             offset: offset + a.len() as u64,
             at_end: eof,
         };
-        let (ra, rb) = if threads && !b.is_empty() {
+        // The partial line after the block starts the next one.
+        next.clear();
+        next.extend_from_slice(&buf[end..]);
+        let last = eof;
+        let (results, went_on, read) = if threads {
             std::thread::scope(|s| {
+                let ha = s.spawn(|| parse(chunk_a));
                 let hb = s.spawn(|| parse(chunk_b));
-                let ra = parse(chunk_a);
-                (ra, hb.join().expect("a parsing thread panicked"))
+                // Meanwhile: the previous results, then the next block.
+                let went_on = pending.take().is_none_or(|(ra, rb)| take(ra) && take(rb));
+                let read = (went_on && !last)
+                    .then(|| read_block(&mut input, &mut next, &mut eof, on_bytes));
+                let ra = ha.join().expect("a parsing thread panicked");
+                let rb = hb.join().expect("a parsing thread panicked");
+                ((ra, rb), went_on, read)
             })
         } else {
-            (parse(chunk_a), parse(chunk_b))
+            let went_on = pending.take().is_none_or(|(ra, rb)| take(ra) && take(rb));
+            let results = (parse(chunk_a), parse(chunk_b));
+            let read =
+                (went_on && !last).then(|| read_block(&mut input, &mut next, &mut eof, on_bytes));
+            (results, went_on, read)
         };
-        if !take(ra) || !take(rb) {
-            return Ok(());
+        let (ra, rb) = results;
+        match read {
+            _ if !went_on => return Ok(()),
+            None => {
+                // The last block.
+                let _ = take(ra) && take(rb);
+                return Ok(());
+            }
+            Some(Err(err)) => {
+                // What was read before the error is taken first, and an
+                // error in it is the one reported.
+                return if take(ra) && take(rb) {
+                    Err(err)
+                } else {
+                    Ok(())
+                };
+            }
+            Some(Ok(e)) => {
+                pending = Some((ra, rb));
+                first_line = b_first + memchr::memchr_iter(b'\n', b).count();
+                offset += end as u64;
+                end = e;
+                std::mem::swap(&mut buf, &mut next);
+            }
         }
-        if eof {
-            return Ok(());
+    }
+}
+
+/// Reads on into `buf` (which holds a partial line carried over) to a
+/// block, and on past it until a newline when one line is longer than a
+/// block. Returns where the block's whole lines end (0: nothing left);
+/// sets `eof` at the end of the input.
+fn read_block<R: Read>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    eof: &mut bool,
+    on_bytes: &dyn Fn(u64),
+) -> io::Result<usize> {
+    let mut target = BLOCK.max(buf.len() + 1);
+    loop {
+        *eof = *eof || fill(input, buf, target, on_bytes)?;
+        if *eof {
+            return Ok(buf.len());
         }
-        first_line = b_first + memchr::memchr_iter(b'\n', b).count();
-        offset += end as u64;
-        // Keep the partial line for the next block.
-        buf.drain(..end);
+        if let Some(i) = memchr::memrchr(b'\n', buf) {
+            return Ok(i + 1);
+        }
+        target = buf.len() + BLOCK;
     }
 }
 
