@@ -4,11 +4,9 @@
 //!
 //! The input is read in blocks. A [`Grammar`] finds where each element
 //! starts and ends (brackets, strings and comments only: no values are
-//! built), and the elements found in a block are parsed on both cores,
-//! then handed on in file order. So what is built from them, and the first
-//! error reported, are what a one-element-at-a-time reader gives. An
-//! element cut by the end of a block is carried over to the next one;
-//! memory is a block plus the largest element.
+//! built), and the elements found in a block are parsed and handed on in
+//! file order. An element cut by the end of a block is carried over to the
+//! next one; memory is a block plus the largest element.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -67,8 +65,7 @@ pub(crate) fn for_each_element<R, G, T, P, F>(
 where
     R: Read,
     G: Grammar,
-    T: Send,
-    P: Fn(usize, usize, &str) -> Result<T, ParseError> + Sync,
+    P: Fn(usize, usize, &str) -> Result<T, ParseError>,
     F: FnMut(T) -> Result<(), ParseError>,
 {
     let io_err = |e: io::Error| ParseError::io(path, e);
@@ -81,7 +78,6 @@ where
     };
     let mut line = 1usize;
     let mut offset = 0u64; // of buf[0] in the input
-    let threads = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     loop {
         let mut found: Vec<Found> = Vec::new();
         let mut stop: Option<Result<(), ParseError>> = None;
@@ -118,7 +114,7 @@ where
                 }
             }
         }
-        run(&buf, offset, &found, threads, path, &parse, &mut take)?;
+        run(&buf, offset, &found, path, &parse, &mut take)?;
         if let Some(r) = stop {
             return r;
         }
@@ -131,23 +127,23 @@ where
     }
 }
 
-/// Parses the elements `found` in `buf` (two halves on two threads when
-/// `threads`), handing the results in order to `take`.
+/// Parses the elements `found` in `buf`, handing the results in order to
+/// `take`. One thread: the elements' values are many small allocations,
+/// and freeing them on another thread than the one that made them costs
+/// more (in glibc's allocator) than the second core gains.
 fn run<T, P, F>(
     buf: &[u8],
     offset: u64,
     found: &[Found],
-    threads: bool,
     path: Option<&Path>,
     parse: &P,
     take: &mut F,
 ) -> Result<(), ParseError>
 where
-    T: Send,
-    P: Fn(usize, usize, &str) -> Result<T, ParseError> + Sync,
+    P: Fn(usize, usize, &str) -> Result<T, ParseError>,
     F: FnMut(T) -> Result<(), ParseError>,
 {
-    let one = |&(line, s, e, depth): &Found| -> Result<T, ParseError> {
+    for &(line, s, e, depth) in found {
         let bytes = &buf[s..e];
         let text = std::str::from_utf8(bytes).map_err(|err| {
             let at = err.valid_up_to();
@@ -160,43 +156,7 @@ where
                 ),
             )
         })?;
-        parse(line, depth, text)
-    };
-    // Parses a run of elements, stopping at the first error.
-    let many = |items: &[Found]| -> Vec<Result<T, ParseError>> {
-        let mut out = Vec::with_capacity(items.len());
-        for f in items {
-            let r = one(f);
-            let bad = r.is_err();
-            out.push(r);
-            if bad {
-                break;
-            }
-        }
-        out
-    };
-    let total: usize = found.iter().map(|f| f.2 - f.1).sum();
-    if !threads || found.len() < 2 || total < (64 << 10) {
-        for f in found {
-            take(one(f)?)?;
-        }
-        return Ok(());
-    }
-    // Cut in two halves of about the same bytes.
-    let mut half = 0;
-    let mut acc = 0;
-    while half < found.len() && acc < total / 2 {
-        acc += found[half].2 - found[half].1;
-        half += 1;
-    }
-    let (a, b) = found.split_at(half);
-    let (ra, rb) = std::thread::scope(|s| {
-        let hb = s.spawn(|| many(b));
-        let ra = many(a);
-        (ra, hb.join().expect("a parsing thread panicked"))
-    });
-    for r in ra.into_iter().chain(rb) {
-        take(r?)?;
+        take(parse(line, depth, text)?)?;
     }
     Ok(())
 }

@@ -732,7 +732,7 @@ fn ops_of(
 }
 
 /// Reads an Elle/Jepsen EDN history, streaming: each operation map is
-/// parsed (on both cores) and paired as it is read; the input is never
+/// parsed and paired as it is read; the input is never
 /// held whole.
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut b = Builder::new();

@@ -195,8 +195,8 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
     read(input.as_bytes(), path)
 }
 
-/// Reads an Elle JSON history, streaming: each operation is parsed (on
-/// both cores) and paired as it is read; the input is never held whole.
+/// Reads an Elle JSON history, streaming: each operation is parsed and
+/// paired as it is read; the input is never held whole.
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut b = Builder::new();
     for_each_element(

@@ -200,7 +200,7 @@ fn txn_of(raw: RawTxn, line: usize, path: Option<&Path>) -> Result<Read1, ParseE
 }
 
 /// Reads a TimeKiller JSON history, streaming: each transaction is parsed
-/// (on both cores) as it is read; the input is never held whole.
+/// as it is read; the input is never held whole.
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut txns = Vec::new();
     let mut ids = Vec::new();
