@@ -8,11 +8,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::error::ParseError;
 use crate::model::{Key, Op, Status, Txn};
 
-/// Reads a whole file as bytes.
-pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, ParseError> {
-    std::fs::read(path).map_err(|e| ParseError::io(Some(path), e))
-}
-
 /// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
 pub(crate) fn utf8<'a>(bytes: &'a [u8], path: Option<&Path>) -> Result<&'a str, ParseError> {
     std::str::from_utf8(bytes).map_err(|e| {

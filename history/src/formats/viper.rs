@@ -15,14 +15,15 @@
 //! come from, a read of `0` is a read of the initial state unless some
 //! transaction writes `0` to that key. Errors name the file and line.
 
-use std::path::{Path, PathBuf};
-
 use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::blocks::{self, Chunk};
 use crate::error::ParseError;
-use crate::formats::util::{json_message, snippet, utf8, zero_reads_to_initial};
+use crate::formats::util::{json_message, snippet, zero_reads_to_initial};
 use crate::model::{History, Key, Op, Status, Txn};
 
 /// One op as Viper writes it: `[op, key, value, ok]`.
@@ -39,34 +40,71 @@ pub fn session_of(name: &str) -> Option<u64> {
     name.strip_prefix('J')?.strip_suffix(".log")?.parse().ok()
 }
 
-fn parse_log(text: &str, session: u64, file: &Path, out: &mut Vec<Txn>) -> Result<(), ParseError> {
-    for (n, line) in text.lines().enumerate() {
+/// The ops of one line, or why it is wrong.
+fn ops_of(line: &str) -> Result<Vec<Op>, String> {
+    let raw: RawTxn = serde_json::from_str(line).map_err(|e| json_message(&e))?;
+    let mut ops = Vec::with_capacity(raw.value.len());
+    for (op, key, value, ok) in raw.value {
+        if ok == Some(false) {
+            continue;
+        }
+        ops.push(match (op.as_ref(), value) {
+            ("r", value) => Op::Read { key, value },
+            ("w", Some(value)) => Op::Write { key, value },
+            ("w", None) => return Err("a write of null".into()),
+            (other, _) => {
+                return Err(format!(
+                    "unknown op {} (expected \"r\" or \"w\")",
+                    snippet(other)
+                ))
+            }
+        });
+    }
+    Ok(ops)
+}
+
+/// The transactions (their ops) of one block of lines; stops at the first
+/// error, with its line.
+fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Vec<Op>>, Option<(usize, String)>) {
+    let mut out = Vec::new();
+    for (no, bytes, _) in chunk.lines() {
+        let line = match chunk.text(bytes) {
+            Ok(s) => s,
+            Err(msg) => return (out, Some((no, msg))),
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let err = |m: String| ParseError::at(Some(file), n + 1, m);
-        let raw: RawTxn = serde_json::from_str(line).map_err(|e| err(json_message(&e)))?;
-        let mut ops = Vec::with_capacity(raw.value.len());
-        for (op, key, value, ok) in raw.value {
-            if ok == Some(false) {
-                continue;
-            }
-            ops.push(match (op.as_ref(), value) {
-                ("r", value) => Op::Read { key, value },
-                ("w", Some(value)) => Op::Write { key, value },
-                ("w", None) => return Err(err("a write of null".into())),
-                (other, _) => {
-                    return Err(err(format!(
-                        "unknown op {} (expected \"r\" or \"w\")",
-                        snippet(other)
-                    )))
-                }
-            });
+        match ops_of(line) {
+            Ok(ops) => out.push(ops),
+            Err(msg) => return (out, Some((no, msg))),
         }
-        let id = out.len() as u64;
-        out.push(Txn::new(id, session, Status::Ok, ops));
     }
-    Ok(())
+    (out, None)
+}
+
+/// Reads one session's log, streaming: blocks of lines are parsed on both
+/// cores.
+fn parse_log<R: Read>(
+    input: R,
+    session: u64,
+    file: &Path,
+    out: &mut Vec<Txn>,
+) -> Result<(), ParseError> {
+    let mut failed = None;
+    blocks::for_each_block(input, &|_| {}, parse_chunk, |(txns, err)| {
+        for ops in txns {
+            let id = out.len() as u64;
+            out.push(Txn::new(id, session, Status::Ok, ops));
+        }
+        failed = err;
+        failed.is_none()
+    })
+    .map_err(|e| ParseError::io(Some(file), e))?;
+    match failed {
+        Some((line, msg)) => Err(ParseError::at(Some(file), line, msg)),
+        None => Ok(()),
+    }
 }
 
 /// Builds a history from in-memory logs: `(session number, text)` pairs.
@@ -78,7 +116,7 @@ pub fn parse_logs(logs: &[(u64, &str)], dir: Option<&Path>) -> Result<History, P
     let mut txns = Vec::new();
     for (session, text) in sorted {
         parse_log(
-            text,
+            text.as_bytes(),
             session,
             &base.join(format!("J{session}.log")),
             &mut txns,
@@ -107,8 +145,8 @@ pub fn read_dir(dir: &Path) -> Result<History, ParseError> {
     files.sort();
     let mut txns = Vec::new();
     for (session, file) in files {
-        let bytes = std::fs::read(&file).map_err(|e| ParseError::io(Some(&file), e))?;
-        parse_log(utf8(&bytes, Some(&file))?, session, &file, &mut txns)?;
+        let f = std::fs::File::open(&file).map_err(|e| ParseError::io(Some(&file), e))?;
+        parse_log(f, session, &file, &mut txns)?;
     }
     zero_reads_to_initial(&mut txns);
     Ok(History::from_txns(txns))
