@@ -43,6 +43,45 @@ pub(crate) trait Grammar {
     fn step(&mut self, bytes: &[u8], eof: bool, line: usize) -> Step;
 }
 
+/// The closing brackets a value still needs, innermost last. Parsers refuse
+/// nesting deeper than 128 levels, so a form deeper than [`Closers::MAX`]
+/// is ended there, for the parser to refuse.
+struct Closers {
+    open: [u8; Closers::MAX],
+    depth: usize,
+}
+
+impl Closers {
+    const MAX: usize = 160;
+
+    fn new() -> Closers {
+        Closers {
+            open: [0; Closers::MAX],
+            depth: 0,
+        }
+    }
+
+    /// Opens a level; false when too deep.
+    fn push(&mut self, close: u8) -> bool {
+        if self.depth == Closers::MAX {
+            return false;
+        }
+        self.open[self.depth] = close;
+        self.depth += 1;
+        true
+    }
+
+    /// Closes a level with `c`: true when that ends the value (the
+    /// outermost level, or a bracket that does not match).
+    fn close(&mut self, c: u8) -> bool {
+        if self.depth == 0 {
+            return true;
+        }
+        self.depth -= 1;
+        self.open[self.depth] != c || self.depth == 0
+    }
+}
+
 /// Newlines in `b`.
 pub(crate) fn newlines(b: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', b).count()
@@ -216,14 +255,17 @@ fn json_ws(b: &[u8]) -> usize {
 fn json_extent(b: &[u8]) -> Option<usize> {
     match b.first()? {
         b'{' | b'[' => {
-            let mut stack: Vec<u8> = Vec::new();
+            let mut stack = Closers::new();
             let mut i = 0;
             while i < b.len() {
                 match b[i] {
-                    c @ (b'{' | b'[') => stack.push(if c == b'{' { b'}' } else { b']' }),
+                    c @ (b'{' | b'[') => {
+                        if !stack.push(if c == b'{' { b'}' } else { b']' }) {
+                            return Some(i + 1);
+                        }
+                    }
                     c @ (b'}' | b']') => {
-                        let matched = stack.pop() == Some(c);
-                        if !matched || stack.is_empty() {
+                        if stack.close(c) {
                             return Some(i + 1);
                         }
                     }
@@ -442,16 +484,22 @@ fn edn_form(b: &[u8], i: usize, prefixes: usize) -> Option<usize> {
     };
     match *b.get(i)? {
         b'{' | b'[' | b'(' => {
-            let mut stack: Vec<u8> = Vec::new();
+            let mut stack = Closers::new();
             let mut j = i;
             while j < b.len() {
                 match b[j] {
-                    b'{' => stack.push(b'}'),
-                    b'[' => stack.push(b']'),
-                    b'(' => stack.push(b')'),
+                    c @ (b'{' | b'[' | b'(') => {
+                        let close = match c {
+                            b'{' => b'}',
+                            b'[' => b']',
+                            _ => b')',
+                        };
+                        if !stack.push(close) {
+                            return Some(j + 1);
+                        }
+                    }
                     c @ (b'}' | b']' | b')') => {
-                        let matched = stack.pop() == Some(c);
-                        if !matched || stack.is_empty() {
+                        if stack.close(c) {
                             return Some(j + 1);
                         }
                     }
