@@ -258,19 +258,18 @@ fn json_extent(b: &[u8]) -> Option<usize> {
             let mut stack = Closers::new();
             let mut i = 0;
             while i < b.len() {
-                match b[i] {
-                    c @ (b'{' | b'[') => {
-                        if !stack.push(if c == b'{' { b'}' } else { b']' }) {
-                            return Some(i + 1);
-                        }
+                let ends = match b[i] {
+                    b'{' => !stack.push(b'}'),
+                    b'[' => !stack.push(b']'),
+                    c @ (b'}' | b']') => stack.close(c),
+                    b'"' => {
+                        i += string_len(&b[i..])? - 1;
+                        false
                     }
-                    c @ (b'}' | b']') => {
-                        if stack.close(c) {
-                            return Some(i + 1);
-                        }
-                    }
-                    b'"' => i += string_len(&b[i..])? - 1,
-                    _ => {}
+                    _ => false,
+                };
+                if ends {
+                    return Some(i + 1);
                 }
                 i += 1;
             }
@@ -487,26 +486,27 @@ fn edn_form(b: &[u8], i: usize, prefixes: usize) -> Option<usize> {
             let mut stack = Closers::new();
             let mut j = i;
             while j < b.len() {
-                match b[j] {
-                    c @ (b'{' | b'[' | b'(') => {
-                        let close = match c {
-                            b'{' => b'}',
-                            b'[' => b']',
-                            _ => b')',
-                        };
-                        if !stack.push(close) {
-                            return Some(j + 1);
-                        }
+                let ends = match b[j] {
+                    b'{' => !stack.push(b'}'),
+                    b'[' => !stack.push(b']'),
+                    b'(' => !stack.push(b')'),
+                    c @ (b'}' | b']' | b')') => stack.close(c),
+                    b'"' => {
+                        j += string_len(&b[j..])? - 1;
+                        false
                     }
-                    c @ (b'}' | b']' | b')') => {
-                        if stack.close(c) {
-                            return Some(j + 1);
-                        }
+                    b';' => {
+                        j += memchr::memchr(b'\n', &b[j..])?;
+                        false
                     }
-                    b'"' => j += string_len(&b[j..])? - 1,
-                    b';' => j += memchr::memchr(b'\n', &b[j..])?,
-                    b'\\' => j += 1,
-                    _ => {}
+                    b'\\' => {
+                        j += 1;
+                        false
+                    }
+                    _ => false,
+                };
+                if ends {
+                    return Some(j + 1);
                 }
                 j += 1;
             }
