@@ -12,6 +12,9 @@
 #   HARNESS: a `harness` binary to measure instead of building this tree.
 #   BEFORE: another `harness` (e.g. main's) measured first on each file, in
 #   a column of its own, so that both see the same load.
+#   READ_ONLY=1: time the importer alone instead of `convert` (which also
+#   writes the JSONL): HARNESS and BEFORE are then builds of
+#   `cargo build --release -p history --example import_file`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/isoharness-import}
@@ -22,6 +25,9 @@ RUNS=${RUNS:-3}
 ROOT=$PWD
 if [ -n "${HARNESS:-}" ]; then
   H=$HARNESS
+elif [ -n "${READ_ONLY:-}" ]; then
+  H=${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/import_file
+  cargo build --release -q -p history --example import_file
 else
   H=${CARGO_TARGET_DIR:-$ROOT/target}/release/harness
   cargo build --release -q --bin harness
@@ -32,7 +38,11 @@ measure() {
   local times=() k
   kb=0
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -o "$OUT/time.txt" -f "%e %M" "$1" convert "$2" "$OUT/out.jsonl" --from "$3" >/dev/null 2>&1
+    if [ -n "${READ_ONLY:-}" ]; then # the importer alone: examples/import_file
+      /usr/bin/time -o "$OUT/time.txt" -f "%e %M" "$1" "$3" "$2" >/dev/null 2>&1
+    else
+      /usr/bin/time -o "$OUT/time.txt" -f "%e %M" "$1" convert "$2" "$OUT/out.jsonl" --from "$3" >/dev/null 2>&1
+    fi
     read -r s k < <(tail -1 "$OUT/time.txt")
     times+=("$s")
     kb=$((k > kb ? k : kb))
