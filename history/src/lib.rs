@@ -6,6 +6,7 @@
 //! [`JsonlWriter`] as they go.
 
 mod blocks;
+mod elements;
 pub mod error;
 pub mod formats;
 pub mod jsonl;

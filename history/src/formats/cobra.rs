@@ -37,6 +37,8 @@
 //! their values as write ids `0x10000000 + n`, and some are lossy upstream
 //! (tap-e keeps only the last write of its one transaction).
 
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashSet;
@@ -66,8 +68,26 @@ struct Log {
     init_writes: Vec<i64>,
 }
 
-fn parse_log(bytes: &[u8], session: i64, file: &Path) -> Result<Log, ParseError> {
+/// Reads `into.len()` bytes, or all that is left; the bytes read.
+fn read_up_to<R: Read>(input: &mut R, into: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < into.len() {
+        match input.read(&mut into[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Parses one session's log, streaming: a record at a time through a
+/// buffer, never the whole file.
+fn parse_log<R: Read>(input: R, session: i64, file: &Path) -> Result<Log, ParseError> {
     let err = |at: usize, m: String| ParseError::at_offset(Some(file), at as u64, m);
+    let io_err = |e: io::Error| ParseError::io(Some(file), e);
+    let mut input = BufReader::with_capacity(1 << 20, input);
     let mut log = Log {
         session,
         file: file.to_path_buf(),
@@ -76,9 +96,12 @@ fn parse_log(bytes: &[u8], session: i64, file: &Path) -> Result<Log, ParseError>
     };
     let mut cur: Option<(i64, Vec<Op>)> = None;
     let mut pos = 0;
-    while pos < bytes.len() {
+    let mut record = [0u8; 1 + 8 * 4];
+    loop {
         let at = pos;
-        let tag = bytes[pos];
+        let Some(&tag) = input.fill_buf().map_err(io_err)?.first() else {
+            break;
+        };
         let n = match tag {
             b'S' | b'C' | b'A' => 1,
             b'W' => 3,
@@ -90,23 +113,23 @@ fn parse_log(bytes: &[u8], session: i64, file: &Path) -> Result<Log, ParseError>
                 ))
             }
         };
-        if bytes.len() - pos - 1 < 8 * n {
+        let len = 1 + 8 * n;
+        let got = read_up_to(&mut input, &mut record[..len]).map_err(io_err)?;
+        if got < len {
             return Err(err(
                 at,
                 format!(
-                    "the file ends inside a '{}' record ({} of {} bytes)",
-                    tag as char,
-                    bytes.len() - pos,
-                    1 + 8 * n
+                    "the file ends inside a '{}' record ({got} of {len} bytes)",
+                    tag as char
                 ),
             ));
         }
         let mut f = [0i64; 4];
         for (i, slot) in f.iter_mut().take(n).enumerate() {
-            let s = pos + 1 + 8 * i;
-            *slot = i64::from_be_bytes(bytes[s..s + 8].try_into().expect("8 bytes"));
+            let s = 1 + 8 * i;
+            *slot = i64::from_be_bytes(record[s..s + 8].try_into().expect("8 bytes"));
         }
-        pos += 1 + 8 * n;
+        pos += len;
         match tag {
             b'S' => {
                 if let Some((id, _)) = &cur {
@@ -245,8 +268,8 @@ pub fn read_dir(dir: &Path) -> Result<History, ParseError> {
             continue;
         };
         let file = entry.path();
-        let bytes = std::fs::read(&file).map_err(|e| ParseError::io(Some(&file), e))?;
-        logs.push(parse_log(&bytes, session, &file)?);
+        let f = File::open(&file).map_err(|e| ParseError::io(Some(&file), e))?;
+        logs.push(parse_log(f, session, &file)?);
     }
     if logs.is_empty() {
         return Err(ParseError::whole(

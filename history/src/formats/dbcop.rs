@@ -37,38 +37,77 @@
 //!
 //! dbcop's JSON and `.hist` text forms are not read.
 
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::ParseError;
-use crate::formats::util::{read_bytes, zero_reads_to_initial};
+use crate::formats::util::zero_reads_to_initial;
 use crate::model::{History, Key, Op, Status, Txn};
 
 /// Bytes one event takes: bool, u64, u64, bool.
 const EVENT_BYTES: u64 = 18;
 
-struct Cursor<'a> {
-    b: &'a [u8],
-    pos: usize,
+/// Bytes read from the file at a time.
+const READ_BYTES: usize = 1 << 20;
+
+/// Reads the file front to back through a small buffer, knowing its length
+/// (to check counts against what is left) and where it is (for errors).
+struct Cursor<'a, R> {
+    input: R,
+    buf: Vec<u8>,
+    /// Next unread byte of `buf`.
+    at: usize,
+    /// Offset in the file of `buf[0]`.
+    base: u64,
+    /// The file's length.
+    total: u64,
     path: Option<&'a Path>,
 }
 
-impl<'a> Cursor<'a> {
-    fn err(&self, at: usize, msg: impl Into<String>) -> ParseError {
-        ParseError::at_offset(self.path, at as u64, msg)
+impl<'a, R: Read> Cursor<'a, R> {
+    fn pos(&self) -> u64 {
+        self.base + self.at as u64
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ParseError> {
-        if self.b.len() - self.pos < n {
+    fn err(&self, at: u64, msg: impl Into<String>) -> ParseError {
+        ParseError::at_offset(self.path, at, msg)
+    }
+
+    /// Buffers `n` bytes past the position, or all that is left; the
+    /// bytes buffered.
+    fn fill(&mut self, n: usize) -> Result<usize, ParseError> {
+        while self.buf.len() - self.at < n {
+            if self.at > 0 {
+                self.buf.drain(..self.at);
+                self.base += self.at as u64;
+                self.at = 0;
+            }
+            let have = self.buf.len();
+            self.buf.resize(have.max(n).max(READ_BYTES), 0);
+            match self.input.read(&mut self.buf[have..]) {
+                Ok(0) => {
+                    self.buf.truncate(have);
+                    break;
+                }
+                Ok(k) => self.buf.truncate(have + k),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(have),
+                Err(e) => return Err(ParseError::io(self.path, e)),
+            }
+        }
+        Ok(self.buf.len() - self.at)
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], ParseError> {
+        let left = self.fill(n)?;
+        if left < n {
             return Err(self.err(
-                self.pos,
-                format!(
-                    "the file ends inside {what} ({} bytes left, {n} needed)",
-                    self.b.len() - self.pos
-                ),
+                self.pos(),
+                format!("the file ends inside {what} ({left} bytes left, {n} needed)"),
             ));
         }
-        let s = &self.b[self.pos..self.pos + n];
-        self.pos += n;
+        let s = &self.buf[self.at..self.at + n];
+        self.at += n;
         Ok(s)
     }
 
@@ -78,7 +117,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn bool(&mut self, what: &str) -> Result<bool, ParseError> {
-        let at = self.pos;
+        let at = self.pos();
         match self.take(1, what)?[0] {
             0 => Ok(false),
             1 => Ok(true),
@@ -92,9 +131,9 @@ impl<'a> Cursor<'a> {
     /// A length, checked against what is left so that a garbled length
     /// cannot make us allocate or loop for nothing.
     fn len(&mut self, what: &str, min_item_bytes: u64) -> Result<usize, ParseError> {
-        let at = self.pos;
+        let at = self.pos();
         let n = self.u64(what)?;
-        let left = (self.b.len() - self.pos) as u64;
+        let left = self.total.saturating_sub(self.pos());
         if n.saturating_mul(min_item_bytes) > left {
             return Err(self.err(
                 at,
@@ -104,15 +143,19 @@ impl<'a> Cursor<'a> {
         Ok(n as usize)
     }
 
-    fn string(&mut self, what: &str) -> Result<&'a str, ParseError> {
+    /// Checks a string (the header's texts, which are not kept).
+    fn string(&mut self, what: &str) -> Result<(), ParseError> {
         let n = self.len(what, 1)?;
-        let at = self.pos;
+        let at = self.pos();
         let s = self.take(n, what)?;
-        std::str::from_utf8(s).map_err(|_| self.err(at, format!("{what} is not UTF-8")))
+        match std::str::from_utf8(s) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(self.err(at, format!("{what} is not UTF-8"))),
+        }
     }
 
     fn value(&mut self, what: &str) -> Result<i64, ParseError> {
-        let at = self.pos;
+        let at = self.pos();
         let v = self.u64(what)?;
         i64::try_from(v).map_err(|_| self.err(at, format!("{what} {v} does not fit in 63 bits")))
     }
@@ -120,9 +163,18 @@ impl<'a> Cursor<'a> {
 
 /// Parses a dbcop `history.bincode`.
 pub fn parse(bytes: &[u8], path: Option<&Path>) -> Result<History, ParseError> {
+    read(bytes, bytes.len() as u64, path)
+}
+
+/// Reads a dbcop `history.bincode` of `total` bytes, streaming: the file
+/// is read through a small buffer, never whole.
+pub fn read<R: Read>(input: R, total: u64, path: Option<&Path>) -> Result<History, ParseError> {
     let mut c = Cursor {
-        b: bytes,
-        pos: 0,
+        input,
+        buf: Vec::new(),
+        at: 0,
+        base: 0,
+        total,
         path,
     };
     for what in [
@@ -170,12 +222,13 @@ pub fn parse(bytes: &[u8], path: Option<&Path>) -> Result<History, ParseError> {
             txns.push(Txn::new(id, s as u64, status, ops));
         }
     }
-    if c.pos != bytes.len() {
+    let extra = c.fill(1)?;
+    if extra > 0 {
+        let left = c.total.saturating_sub(c.pos()).max(extra as u64);
         return Err(c.err(
-            c.pos,
+            c.pos(),
             format!(
-                "{} bytes follow the last session (this is not a dbcop history, or it is damaged)",
-                bytes.len() - c.pos
+                "{left} bytes follow the last session (this is not a dbcop history, or it is damaged)"
             ),
         ));
     }
@@ -196,8 +249,12 @@ pub fn history_file(path: &Path) -> PathBuf {
 /// Reads a dbcop `history.bincode` (or the one inside a directory).
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
     let file = history_file(path);
-    let bytes = read_bytes(&file)?;
-    parse(&bytes, Some(&file))
+    let f = File::open(&file).map_err(|e| ParseError::io(Some(&file), e))?;
+    let total = f
+        .metadata()
+        .map_err(|e| ParseError::io(Some(&file), e))?
+        .len();
+    read(f, total, Some(&file))
 }
 
 #[cfg(test)]

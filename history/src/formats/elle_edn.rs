@@ -35,14 +35,15 @@
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::Write;
+use std::fs::File;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+use crate::elements::{for_each_element, EdnForms};
 use crate::error::ParseError;
 use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
-use crate::formats::util::{read_bytes, utf8};
 use crate::formats::{ExportError, Format};
 use crate::model::{History, Key, Op, Status, Txn};
 
@@ -158,6 +159,7 @@ fn is_delim(c: u8) -> bool {
 }
 
 impl<'a> Reader<'a> {
+    #[cfg(test)]
     pub(crate) fn new(s: &'a str, path: Option<&'a Path>) -> Reader<'a> {
         let pos = if s.starts_with('\u{feff}') { 3 } else { 0 };
         Reader {
@@ -165,6 +167,17 @@ impl<'a> Reader<'a> {
             b: s.as_bytes(),
             pos,
             line: 1,
+            path,
+        }
+    }
+
+    /// A reader of `s`, a piece of a file that starts on line `line`.
+    pub(crate) fn at_line(s: &'a str, path: Option<&'a Path>, line: usize) -> Reader<'a> {
+        Reader {
+            s,
+            b: s.as_bytes(),
+            pos: 0,
+            line,
             path,
         }
     }
@@ -692,55 +705,56 @@ fn op_of(v: Edn, line: usize, path: Option<&Path>) -> Result<Option<JOp>, ParseE
 
 /// Parses an Elle/Jepsen EDN history.
 pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
-    let mut r = Reader::new(input, path);
-    let mut b = Builder::new();
+    read(input.as_bytes(), path)
+}
+
+/// The operations of one top-level form (or of a `#_` discard: none),
+/// `text` starting on `line` at nesting `depth`.
+fn ops_of(
+    text: &str,
+    line: usize,
+    depth: usize,
+    path: Option<&Path>,
+) -> Result<Vec<JOp>, ParseError> {
+    let mut r = Reader::at_line(text, path, line);
+    let mut out = Vec::new();
     loop {
-        r.skip_ws(0)?;
-        match r.peek() {
-            None => break,
-            Some(open @ (b'[' | b'(')) => {
-                // One top-level sequence of operation maps.
-                let close = if open == b'[' { b']' } else { b')' };
-                let open_line = r.line();
-                r.pos += 1;
-                loop {
-                    r.skip_ws(1)?;
-                    match r.peek() {
-                        None => {
-                            return Err(r.err(format!(
-                                "unexpected end of input: the sequence opened on line {open_line} is not closed"
-                            )))
-                        }
-                        Some(c) if c == close => {
-                            r.pos += 1;
-                            break;
-                        }
-                        Some(_) => {
-                            let line = r.line();
-                            let v = r.value(1)?;
-                            if let Some(op) = op_of(v, line, path)? {
-                                b.push(op);
-                            }
-                        }
-                    }
-                }
-            }
-            Some(_) => {
-                let line = r.line();
-                let v = r.value(0)?;
-                if let Some(op) = op_of(v, line, path)? {
-                    b.push(op);
-                }
-            }
+        r.skip_ws(depth)?;
+        if r.peek().is_none() {
+            return Ok(out);
+        }
+        let line = r.line();
+        let v = r.value(depth)?;
+        if let Some(op) = op_of(v, line, path)? {
+            out.push(op);
         }
     }
+}
+
+/// Reads an Elle/Jepsen EDN history, streaming: each operation map is
+/// parsed and paired as it is read; the input is never
+/// held whole.
+pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    let mut b = Builder::new();
+    for_each_element(
+        input,
+        path,
+        EdnForms::new(),
+        |line, depth, text| ops_of(text, line, depth, path),
+        |ops| {
+            for op in ops {
+                b.push(op);
+            }
+            Ok(())
+        },
+    )?;
     b.finish(path)
 }
 
 /// Reads an Elle/Jepsen EDN history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let bytes = read_bytes(path)?;
-    parse(utf8(&bytes, Some(path))?, Some(path))
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read(f, Some(path))
 }
 
 // ---------------------------------------------------------- exporter ----

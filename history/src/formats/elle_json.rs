@@ -16,13 +16,16 @@
 //! transaction histories). Errors name the line the offending operation
 //! starts on.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value as J;
 
+use crate::elements::{for_each_element, json_element, JsonArray};
 use crate::error::ParseError;
 use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
-use crate::formats::util::{for_each_json_element, read_bytes, snippet, utf8};
+use crate::formats::util::snippet;
 use crate::model::{History, Key};
 
 fn kind_of(v: &J) -> &'static str {
@@ -189,20 +192,32 @@ fn op_of(v: J, line: usize, path: Option<&Path>) -> Result<Option<JOp>, ParseErr
 
 /// Parses an Elle JSON history (one array of operations).
 pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
+    read(input.as_bytes(), path)
+}
+
+/// Reads an Elle JSON history, streaming: each operation is parsed and
+/// paired as it is read; the input is never held whole.
+pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut b = Builder::new();
-    for_each_json_element(input, path, |line, v: J| {
-        if let Some(op) = op_of(v, line, path)? {
-            b.push(op);
-        }
-        Ok(())
-    })?;
+    for_each_element(
+        input,
+        path,
+        JsonArray::new(),
+        |line, _, text| op_of(json_element::<J>(text, line, path)?, line, path),
+        |op| {
+            if let Some(op) = op {
+                b.push(op);
+            }
+            Ok(())
+        },
+    )?;
     b.finish(path)
 }
 
 /// Reads an Elle JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let bytes = read_bytes(path)?;
-    parse(utf8(&bytes, Some(path))?, Some(path))
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read(f, Some(path))
 }
 
 #[cfg(test)]

@@ -94,19 +94,27 @@ pub(crate) struct JOp {
     pub error: Option<String>,
 }
 
-/// A transaction being assembled from its invoke and completion.
-struct Partial {
-    process: Option<u64>,
-    invoke: Option<JOp>,
-    completion: Option<JOp>,
-}
-
-/// Pairs operations into transactions as they are read.
+/// Pairs operations into transactions as they are read. A transaction is
+/// built as soon as its completion arrives, so only the invokes still open
+/// are held besides the history.
 pub(crate) struct Builder {
-    partials: Vec<Partial>,
+    /// The transactions in order of invocation; an open one is a
+    /// placeholder until its completion comes (or the end: `Info`).
+    txns: Vec<Txn>,
+    /// The invokes of the open transactions, by index in `txns`.
+    open: FxHashMap<usize, JOp>,
+    /// Each transaction's process (`None`: its own session, numbered at
+    /// the end) and the `:index` its id may come from.
+    procs: Vec<Option<u64>>,
+    ids: Vec<Option<u64>>,
     pending: FxHashMap<u64, usize>,
     pending_anon: VecDeque<usize>,
     max_process: Option<u64>,
+    /// Keys appended to or read as lists anywhere: their nil reads are
+    /// empty lists.
+    list_keys: FxHashSet<Key>,
+    /// The first (in history order) completion that ends before it starts.
+    time_error: Option<(usize, ParseError)>,
 }
 
 /// The message for a history that has operations but none of them a
@@ -116,10 +124,15 @@ pub(crate) const NOT_TXN: &str = "this importer reads Elle/Jepsen transaction hi
 impl Builder {
     pub(crate) fn new() -> Builder {
         Builder {
-            partials: Vec::new(),
+            txns: Vec::new(),
+            open: FxHashMap::default(),
+            procs: Vec::new(),
+            ids: Vec::new(),
             pending: FxHashMap::default(),
             pending_anon: VecDeque::new(),
             max_process: None,
+            list_keys: FxHashSet::default(),
+            time_error: None,
         }
     }
 
@@ -128,23 +141,28 @@ impl Builder {
         if let Some(p) = op.process {
             self.max_process = Some(self.max_process.map_or(p, |m| m.max(p)));
         }
-        match (op.kind, op.process) {
-            (Kind::Invoke, Some(p)) => {
-                // An earlier invoke of p that never completed stays Info.
-                self.pending.insert(p, self.partials.len());
-                self.partials.push(Partial {
-                    process: Some(p),
-                    invoke: Some(op),
-                    completion: None,
-                });
+        for m in &op.ops {
+            if matches!(m, Micro::Append(..) | Micro::Read(_, ReadVal::List(_))) {
+                let k = m.key();
+                if !self.list_keys.contains(k) {
+                    self.list_keys.insert(k.clone());
+                }
             }
-            (Kind::Invoke, None) => {
-                self.pending_anon.push_back(self.partials.len());
-                self.partials.push(Partial {
-                    process: None,
-                    invoke: Some(op),
-                    completion: None,
-                });
+        }
+        match (op.kind, op.process) {
+            (Kind::Invoke, process) => {
+                // An earlier invoke of p that never completed stays Info.
+                let i = self.txns.len();
+                match process {
+                    Some(p) => {
+                        self.pending.insert(p, i);
+                    }
+                    None => self.pending_anon.push_back(i),
+                }
+                self.txns.push(Txn::new(0, 0, Status::Info, Vec::new()));
+                self.procs.push(process);
+                self.ids.push(op.index);
+                self.open.insert(i, op);
             }
             (_, process) => {
                 let open = match process {
@@ -152,119 +170,132 @@ impl Builder {
                     None => self.pending_anon.pop_front(),
                 };
                 match open {
-                    Some(i) => self.partials[i].completion = Some(op),
-                    None => self.partials.push(Partial {
-                        process,
-                        invoke: None,
-                        completion: Some(op),
-                    }),
+                    Some(i) => {
+                        let invoke = self.open.remove(&i);
+                        let t = self.build(i, invoke, Some(op));
+                        self.txns[i] = t;
+                    }
+                    None => {
+                        let i = self.txns.len();
+                        self.procs.push(process);
+                        self.ids.push(op.index);
+                        let t = self.build(i, None, Some(op));
+                        self.txns.push(t);
+                    }
                 }
             }
         }
     }
 
-    /// Builds the history, or explains why there is none.
-    pub(crate) fn finish(self, path: Option<&Path>) -> Result<History, ParseError> {
-        // Keys used as lists anywhere make their nil reads empty lists.
-        let mut list_keys: FxHashSet<Key> = FxHashSet::default();
-        for p in &self.partials {
-            for op in p.invoke.iter().chain(p.completion.iter()) {
-                for m in &op.ops {
-                    if matches!(m, Micro::Append(..) | Micro::Read(_, ReadVal::List(_))) {
-                        list_keys.insert(m.key().clone());
-                    }
-                }
+    /// The transaction `i` made of its invoke and completion (the session
+    /// and id are set by [`Builder::finish`]; nil reads are `None` until
+    /// then).
+    fn build(&mut self, i: usize, invoke: Option<JOp>, completion: Option<JOp>) -> Txn {
+        let status = match &completion {
+            None => Status::Info,
+            Some(c) => match c.kind {
+                Kind::Ok => Status::Ok,
+                Kind::Fail => Status::Fail,
+                _ => Status::Info,
+            },
+        };
+        let line = invoke
+            .as_ref()
+            .or(completion.as_ref())
+            .map_or(0, |o| o.line);
+        let start = invoke.as_ref().and_then(|i| i.time);
+        let end = match status {
+            Status::Info => None,
+            _ => completion.as_ref().and_then(|c| c.time),
+        };
+        if let (Some(s), Some(e)) = (start, end) {
+            if e < s && self.time_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                let err = ParseError::at(
+                    None,
+                    completion.as_ref().map_or(line, |c| c.line),
+                    format!("the completion's :time {e} is before its invoke's :time {s}"),
+                );
+                self.time_error = Some((i, err));
             }
         }
+        let error = completion.as_ref().and_then(|c| c.error.clone());
+        // Where the micro-ops come from: the completion for ok, the
+        // invoke otherwise (the completion when there is no invoke).
+        let source = match (status, invoke, completion) {
+            (Status::Ok, _, Some(c)) => c.ops,
+            (_, Some(i), _) => i.ops,
+            (_, None, Some(c)) => c.ops,
+            (_, None, None) => Vec::new(),
+        };
+        let ops = source
+            .into_iter()
+            .filter_map(|m| convert(m, status))
+            .collect();
+        Txn {
+            id: 0,
+            session: 0,
+            status,
+            start,
+            end,
+            ops,
+            error,
+            dbts: None,
+            kind: None,
+            node: None,
+        }
+    }
+
+    /// Builds the history, or explains why there is none.
+    pub(crate) fn finish(mut self, path: Option<&Path>) -> Result<History, ParseError> {
+        for (i, invoke) in std::mem::take(&mut self.open) {
+            self.txns[i] = self.build(i, Some(invoke), None);
+        }
+        if let Some((_, mut e)) = self.time_error.take() {
+            e.path = path.map(Path::to_path_buf);
+            return Err(e);
+        }
         let mut next_session = self.max_process.map_or(0, |m| m.saturating_add(1));
-        let mut txns = Vec::with_capacity(self.partials.len());
-        let mut ids = Vec::with_capacity(self.partials.len());
-        for p in self.partials {
-            let session = match p.process {
+        let lists = !self.list_keys.is_empty();
+        for (t, process) in self.txns.iter_mut().zip(&self.procs) {
+            t.session = match *process {
                 Some(s) => s,
                 None => {
                     next_session = next_session.saturating_add(1);
                     next_session - 1
                 }
             };
-            let status = match &p.completion {
-                None => Status::Info,
-                Some(c) => match c.kind {
-                    Kind::Ok => Status::Ok,
-                    Kind::Fail => Status::Fail,
-                    _ => Status::Info,
-                },
-            };
-            let line = p
-                .invoke
-                .as_ref()
-                .or(p.completion.as_ref())
-                .map_or(0, |o| o.line);
-            let (start, id_src) = match &p.invoke {
-                Some(i) => (i.time, i.index),
-                None => (None, p.completion.as_ref().and_then(|c| c.index)),
-            };
-            let end = match status {
-                Status::Info => None,
-                _ => p.completion.as_ref().and_then(|c| c.time),
-            };
-            if let (Some(s), Some(e)) = (start, end) {
-                if e < s {
-                    return Err(ParseError::at(
-                        path,
-                        p.completion.as_ref().map_or(line, |c| c.line),
-                        format!("the completion's :time {e} is before its invoke's :time {s}"),
-                    ));
+            if !lists {
+                continue;
+            }
+            // A nil read of a list key reads the empty list.
+            for op in &mut t.ops {
+                if let Op::Read { key, value: None } = op {
+                    if self.list_keys.contains(key) {
+                        *op = Op::ReadList {
+                            key: key.clone(),
+                            values: Some(Vec::new()),
+                        };
+                    }
                 }
             }
-            let error = p.completion.as_ref().and_then(|c| c.error.clone());
-            // Where the micro-ops come from: the completion for ok, the
-            // invoke otherwise (the completion when there is no invoke).
-            let source = match (status, p.invoke, p.completion) {
-                (Status::Ok, _, Some(c)) => c.ops,
-                (_, Some(i), _) => i.ops,
-                (_, None, Some(c)) => c.ops,
-                (_, None, None) => Vec::new(),
-            };
-            let ops = source
-                .into_iter()
-                .filter_map(|m| convert(m, status, &list_keys))
-                .collect();
-            txns.push(Txn {
-                id: 0,
-                session,
-                status,
-                start,
-                end,
-                ops,
-                error,
-                dbts: None,
-                kind: None,
-                node: None,
-            });
-            ids.push(id_src);
         }
-        assign_ids(&mut txns, &ids);
+        let mut txns = self.txns;
+        assign_ids(&mut txns, &self.ids);
         Ok(History::from_txns(txns))
     }
 }
 
-/// One micro-op in our model, or `None` when its result is unknown.
-fn convert(m: Micro, status: Status, list_keys: &FxHashSet<Key>) -> Option<Op> {
+/// One micro-op in our model, or `None` when its result is unknown. A nil
+/// read is `Read { value: None }` here, made an empty list read by
+/// [`Builder::finish`] when its key is a list key.
+fn convert(m: Micro, status: Status) -> Option<Op> {
     match m {
         Micro::Write(key, value) => Some(Op::Write { key, value }),
         Micro::Append(key, value) => Some(Op::Append { key, value }),
         Micro::Read(key, v) => match (status, v) {
             (Status::Info, _) => None,
             (Status::Fail, ReadVal::Nil) => None,
-            (_, ReadVal::Nil) => Some(if list_keys.contains(&key) {
-                Op::ReadList {
-                    key,
-                    values: Some(Vec::new()),
-                }
-            } else {
-                Op::Read { key, value: None }
-            }),
+            (_, ReadVal::Nil) => Some(Op::Read { key, value: None }),
             (_, ReadVal::One(v)) => Some(Op::Read {
                 key,
                 value: Some(v),

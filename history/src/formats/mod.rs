@@ -446,12 +446,12 @@ fn parse_as(bytes: &[u8], format: Format, path: Option<&Path>) -> Result<History
     match format {
         Format::Auto => unreachable!("detect_bytes never answers auto"),
         Format::Jsonl => crate::jsonl::read_jsonl(bytes, path),
-        Format::ElleEdn => elle_edn::parse(text()?, path),
-        Format::ElleJson => elle_json::parse(text()?, path),
+        Format::ElleEdn => elle_edn::read(bytes, path),
+        Format::ElleJson => elle_json::read(bytes, path),
         Format::Text => text::parse(text()?, path),
         Format::Awdit => awdit::parse(text()?, path),
         Format::Dbcop => dbcop::parse(bytes, path),
-        Format::Timekiller => timekiller::parse(text()?, path),
+        Format::Timekiller => timekiller::read(bytes, path),
         Format::Cobra | Format::Viper => Err(ParseError::whole(
             path,
             format!("a {format} history is a directory of log files, not one input"),

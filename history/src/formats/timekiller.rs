@@ -30,15 +30,16 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use crate::elements::{for_each_element, json_element, JsonArray};
 use crate::error::ParseError;
-use crate::formats::util::{
-    assign_ids, for_each_json_element, read_bytes, snippet, utf8, zero_reads_to_initial,
-};
+use crate::formats::util::{assign_ids, snippet, zero_reads_to_initial};
 use crate::model::{DbTs, History, Key, Op, Status, Txn, Value};
 
 /// The physical part of an HLC timestamp: a number or a decimal string.
@@ -155,46 +156,67 @@ type Stamp = (u64, u64);
 
 /// Parses a TimeKiller JSON history.
 pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
+    read(input.as_bytes(), path)
+}
+
+/// One transaction as read: the transaction, its `tid`, its timestamps.
+type Read1 = (Txn, u64, (Option<Stamp>, Option<Stamp>));
+
+/// Converts one raw transaction (which starts on `line`).
+fn txn_of(raw: RawTxn, line: usize, path: Option<&Path>) -> Result<Read1, ParseError> {
+    let mut ops = Vec::with_capacity(raw.ops.len());
+    for op in raw.ops {
+        let err = |m: String| ParseError::at(path, line, format!("transaction {}: {m}", raw.tid));
+        ops.push(match (op.t.as_ref(), op.v) {
+            ("r", Val::Null) => Op::Read {
+                key: op.k,
+                value: None,
+            },
+            ("r", Val::One(v)) => Op::Read {
+                key: op.k,
+                value: Some(v),
+            },
+            ("r", Val::List(vs)) => Op::ReadList {
+                key: op.k,
+                values: Some(vs),
+            },
+            ("w", Val::One(value)) => Op::Write { key: op.k, value },
+            ("a", Val::One(value)) => Op::Append { key: op.k, value },
+            ("w" | "a", _) => return Err(err(format!("a {:?} op needs an integer \"v\"", op.t))),
+            (other, _) => {
+                return Err(err(format!(
+                    "unknown op type {} (expected \"r\", \"w\" or \"a\")",
+                    snippet(other)
+                )))
+            }
+        });
+    }
+    let hlc = |h: Option<Hlc>| h.map(|h| (h.p.0, h.l));
+    Ok((
+        Txn::new(0, raw.sid, Status::Ok, ops),
+        raw.tid,
+        (hlc(raw.sts), hlc(raw.cts)),
+    ))
+}
+
+/// Reads a TimeKiller JSON history, streaming: each transaction is parsed
+/// as it is read; the input is never held whole.
+pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut txns = Vec::new();
     let mut ids = Vec::new();
     let mut stamps: Vec<(Option<Stamp>, Option<Stamp>)> = Vec::new();
-    for_each_json_element(input, path, |line, raw: RawTxn| {
-        let mut ops = Vec::with_capacity(raw.ops.len());
-        for op in raw.ops {
-            let err =
-                |m: String| ParseError::at(path, line, format!("transaction {}: {m}", raw.tid));
-            ops.push(match (op.t.as_ref(), op.v) {
-                ("r", Val::Null) => Op::Read {
-                    key: op.k,
-                    value: None,
-                },
-                ("r", Val::One(v)) => Op::Read {
-                    key: op.k,
-                    value: Some(v),
-                },
-                ("r", Val::List(vs)) => Op::ReadList {
-                    key: op.k,
-                    values: Some(vs),
-                },
-                ("w", Val::One(value)) => Op::Write { key: op.k, value },
-                ("a", Val::One(value)) => Op::Append { key: op.k, value },
-                ("w" | "a", _) => {
-                    return Err(err(format!("a {:?} op needs an integer \"v\"", op.t)))
-                }
-                (other, _) => {
-                    return Err(err(format!(
-                        "unknown op type {} (expected \"r\", \"w\" or \"a\")",
-                        snippet(other)
-                    )))
-                }
-            });
-        }
-        let hlc = |h: Option<Hlc>| h.map(|h| (h.p.0, h.l));
-        stamps.push((hlc(raw.sts), hlc(raw.cts)));
-        txns.push(Txn::new(0, raw.sid, Status::Ok, ops));
-        ids.push(Some(raw.tid));
-        Ok(())
-    })?;
+    for_each_element(
+        input,
+        path,
+        JsonArray::new(),
+        |line, _, text| txn_of(json_element::<RawTxn>(text, line, path)?, line, path),
+        |(t, id, st)| {
+            txns.push(t);
+            ids.push(Some(id));
+            stamps.push(st);
+            Ok(())
+        },
+    )?;
     assign_ids(&mut txns, &ids);
     let combine = combiner(stamps.iter().flat_map(|(s, c)| s.iter().chain(c.iter())));
     for (t, (s, c)) in txns.iter_mut().zip(&stamps) {
@@ -235,8 +257,8 @@ fn combiner<'a>(all: impl Iterator<Item = &'a Stamp> + Clone) -> impl Fn(Stamp) 
 
 /// Reads a TimeKiller JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let bytes = read_bytes(path)?;
-    parse(utf8(&bytes, Some(path))?, Some(path))
+    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    read(f, Some(path))
 }
 
 #[cfg(test)]

@@ -4,15 +4,9 @@
 use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Deserialize;
 
 use crate::error::ParseError;
 use crate::model::{Key, Op, Status, Txn};
-
-/// Reads a whole file as bytes.
-pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, ParseError> {
-    std::fs::read(path).map_err(|e| ParseError::io(Some(path), e))
-}
 
 /// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
 pub(crate) fn utf8<'a>(bytes: &'a [u8], path: Option<&Path>) -> Result<&'a str, ParseError> {
@@ -127,116 +121,6 @@ pub(crate) fn plain_json_message(msg: &str) -> String {
     msg.to_string()
 }
 
-fn skip_json_ws(b: &[u8], pos: &mut usize, line: &mut usize) {
-    while let Some(&c) = b.get(*pos) {
-        match c {
-            b'\n' => *line += 1,
-            b' ' | b'\t' | b'\r' => {}
-            _ => return,
-        }
-        *pos += 1;
-    }
-}
-
-/// Streams the elements of a top-level JSON array, calling `f` with the line
-/// each element starts on, so that errors (syntax or meaning) name the line.
-/// Linear in the input: each element is parsed once, and newlines are
-/// counted once.
-pub(crate) fn for_each_json_element<'de, T, F>(
-    input: &'de str,
-    path: Option<&Path>,
-    mut f: F,
-) -> Result<(), ParseError>
-where
-    T: Deserialize<'de>,
-    F: FnMut(usize, T) -> Result<(), ParseError>,
-{
-    let b = input.as_bytes();
-    let mut pos = 0;
-    let mut line = 1;
-    if b.starts_with(b"\xEF\xBB\xBF") {
-        pos = 3;
-    }
-    skip_json_ws(b, &mut pos, &mut line);
-    match b.get(pos) {
-        Some(b'[') => pos += 1,
-        Some(_) => return Err(ParseError::at(path, line, "expected a JSON array `[`")),
-        None => return Err(ParseError::at(path, line, "the file is empty")),
-    }
-    skip_json_ws(b, &mut pos, &mut line);
-    if b.get(pos) == Some(&b']') {
-        pos += 1;
-    } else {
-        loop {
-            skip_json_ws(b, &mut pos, &mut line);
-            let start_line = line;
-            let mut stream = serde_json::Deserializer::from_str(&input[pos..]).into_iter::<T>();
-            let value = match stream.next() {
-                Some(Ok(v)) => v,
-                Some(Err(e)) if e.is_eof() => {
-                    return Err(ParseError::at(
-                        path,
-                        start_line,
-                        format!(
-                            "the element that starts on this line is cut short ({}; missing `]`?)",
-                            json_message(&e)
-                        ),
-                    ))
-                }
-                Some(Err(e)) => {
-                    return Err(ParseError::at(
-                        path,
-                        start_line + e.line().saturating_sub(1),
-                        json_message(&e),
-                    ))
-                }
-                None => {
-                    return Err(ParseError::at(
-                        path,
-                        line,
-                        "unexpected end of file inside the array (missing `]`)",
-                    ))
-                }
-            };
-            let used = stream.byte_offset();
-            line += b[pos..pos + used].iter().filter(|&&c| c == b'\n').count();
-            pos += used;
-            f(start_line, value)?;
-            skip_json_ws(b, &mut pos, &mut line);
-            match b.get(pos) {
-                Some(b',') => pos += 1,
-                Some(b']') => {
-                    pos += 1;
-                    break;
-                }
-                Some(_) => {
-                    return Err(ParseError::at(
-                        path,
-                        line,
-                        "expected `,` or `]` after an array element",
-                    ))
-                }
-                None => {
-                    return Err(ParseError::at(
-                        path,
-                        line,
-                        "unexpected end of file inside the array (missing `]`)",
-                    ))
-                }
-            }
-        }
-    }
-    skip_json_ws(b, &mut pos, &mut line);
-    if pos < b.len() {
-        return Err(ParseError::at(
-            path,
-            line,
-            "unexpected data after the end of the array",
-        ));
-    }
-    Ok(())
-}
-
 /// The convention of PolySI, Plume, dbcop and TimeKiller: every key starts
 /// at value `0`, written by an implicit initial transaction. A read of `0`
 /// on a key that no committed (or unknown) transaction writes `0` to is a
@@ -315,34 +199,6 @@ mod tests {
             ("missing field `ops`", "missing field `ops`"),
         ] {
             assert_eq!(plain_json_message(msg), want, "{msg}");
-        }
-    }
-
-    #[test]
-    fn json_elements_carry_their_lines() {
-        let s = "[\n{\"a\":1},\n\n{\"a\":2}\n]\n";
-        let mut got = Vec::new();
-        for_each_json_element(s, None, |line, v: serde_json::Value| {
-            got.push((line, v["a"].as_i64().unwrap()));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(got, vec![(2, 1), (4, 2)]);
-    }
-
-    #[test]
-    fn json_errors_name_the_line() {
-        let cases = [
-            ("[\n{\"a\":1},\n{\"a\":\n", 3),
-            ("[\n{\"a\":1}\n{\"a\":2}]", 3),
-            ("", 1),
-            ("{}", 1),
-            ("[{\"a\":1}]\n\n x", 3),
-            ("[\n{\"a\":1},\n", 3),
-        ];
-        for (s, line) in cases {
-            let e = for_each_json_element(s, None, |_, _: serde_json::Value| Ok(())).unwrap_err();
-            assert_eq!(e.line, Some(line), "{s:?}: {e}");
         }
     }
 
