@@ -178,6 +178,7 @@ pub fn clock_prune(
         };
         let before = added.len();
         last_round = before;
+        let decided_before = decisions.len();
         let mut sweep = Sweep::new(&keys, &cover, &clocks, model);
         for k in 0..keys.count() {
             let mut decide = |first: u32, second: u32, rejected: NodeEdge, edges: &[NodeEdge]| {
@@ -193,6 +194,8 @@ pub fn clock_prune(
                 ));
             }
         }
+        // Each decision stands for a constraint decided without being built.
+        crate::polygraph::add_work((decisions.len() - decided_before) as u64);
         if added.len() > before {
             continue;
         }

@@ -44,6 +44,12 @@ pub fn work() -> u64 {
     BUILT.with(|b| b.get())
 }
 
+/// Counts `n` more constraints decided without being built (pruning by
+/// clocks), as search effort.
+pub(crate) fn add_work(n: u64) {
+    BUILT.with(|b| b.set(b.get() + n));
+}
+
 /// Starts counting [`work`] afresh.
 pub fn reset_work() {
     BUILT.with(|b| b.set(0));

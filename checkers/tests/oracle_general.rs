@@ -60,24 +60,21 @@ fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, St
     (want, rep.method)
 }
 
-/// Every fast path of the black-box search forced on (the session
-/// variant's witness, the layered and order-guided guesses, the solver
-/// portfolio), at every strong level.
-#[test]
-fn fast_paths_forced_agree_with_the_oracle() {
+/// Checks 10k random histories (as generated, and with no times, as from
+/// PolySI's text format) at every strong level against the oracle, and
+/// counts the methods that decided.
+fn methods_at_every_level(
+    seed: u64,
+    opts: &CheckOptions,
+) -> std::collections::BTreeMap<String, usize> {
     let cfg = GenConfig {
         keys: 2,
         ..GenConfig::default()
     };
-    let opts = CheckOptions {
-        force_fast_paths: true,
-        ..CheckOptions::default()
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(0xfa57);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
     for i in 0..10_000 {
         let h = random_history(&mut rng, &cfg);
-        // As generated, and with no times (as from PolySI's text format).
         let mut untimed = h.clone();
         for t in &mut untimed.txns {
             t.start = None;
@@ -85,7 +82,7 @@ fn fast_paths_forced_agree_with_the_oracle() {
         }
         for h in [&h, &untimed] {
             for &l in &LEVELS {
-                let (ok, how) = agree_with(h, i, l, &opts);
+                let (ok, how) = agree_with(h, i, l, opts);
                 *methods
                     .entry(format!("{how} {}", if ok { "ok" } else { "anomalous" }))
                     .or_default() += 1;
@@ -93,6 +90,19 @@ fn fast_paths_forced_agree_with_the_oracle() {
         }
     }
     eprintln!("{methods:?}");
+    methods
+}
+
+/// Every fast path of the black-box search forced on (the session
+/// variant's witness, the layered and order-guided guesses, the solver
+/// portfolio), at every strong level.
+#[test]
+fn fast_paths_forced_agree_with_the_oracle() {
+    let opts = CheckOptions {
+        force_fast_paths: true,
+        ..CheckOptions::default()
+    };
+    let methods = methods_at_every_level(0xfa57, &opts);
     for m in [
         "witness of strong-session-si ok",
         "witness of strong-session-ser ok",
@@ -106,45 +116,15 @@ fn fast_paths_forced_agree_with_the_oracle() {
 
 /// Pruning by vector clocks over the sessions (the witness skipped, so it
 /// decides), at every strong level (`si` and `ser` with session order
-/// assumed): the same verdicts as the oracle, every one certified
-/// (contradictions by their derivation), with and without times.
+/// assumed, and the result checked): the same verdicts as the oracle,
+/// every one certified (contradictions by their derivation).
 #[test]
 fn pruning_by_clocks_agrees_with_the_oracle() {
-    let cfg = GenConfig {
-        keys: 2,
-        ..GenConfig::default()
-    };
     let opts = CheckOptions {
         skip_witness: true,
         ..CheckOptions::default()
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(0xc10c);
-    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
-    for i in 0..10_000 {
-        let h = random_history(&mut rng, &cfg);
-        let mut untimed = h.clone();
-        for t in &mut untimed.txns {
-            t.start = None;
-            t.end = None;
-        }
-        for h in [&h, &untimed] {
-            // `si` and `ser` assume session order and check the result.
-            for l in [
-                Level::StrongSessionSi,
-                Level::StrongSessionSer,
-                Level::StrongSi,
-                Level::Sser,
-                Level::Si,
-                Level::Ser,
-            ] {
-                let (ok, how) = agree_with(h, i, l, &opts);
-                *methods
-                    .entry(format!("{how} {}", if ok { "ok" } else { "anomalous" }))
-                    .or_default() += 1;
-            }
-        }
-    }
-    eprintln!("{methods:?}");
+    let methods = methods_at_every_level(0xc10c, &opts);
     for m in ["pruning (clocks) ok", "pruning (clocks) anomalous"] {
         assert!(
             methods.get(m).copied().unwrap_or(0) > 100,
