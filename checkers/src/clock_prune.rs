@@ -36,18 +36,14 @@ use crate::polygraph::{NodeEdge, Polygraph};
 /// What pruning by clocks concluded.
 pub enum ClockPruned {
     /// Every pair of writers is ordered; `order` is a topological order of
-    /// the known and `added` edges, so a witness once checked.
-    Decided {
-        order: Vec<u32>,
-        added: Vec<NodeEdge>,
-    },
+    /// the known and added edges, so a witness once checked.
+    Decided { order: Vec<u32> },
     /// The pairs still open per key (`a < b` ids), with the edges added
     /// and a topological order of the graph with them.
     Open {
         order: Vec<u32>,
         added: Vec<NodeEdge>,
         open: FxHashMap<u32, Vec<(u32, u32)>>,
-        pairs: u64,
     },
     /// The forced edges close a cycle: no version order satisfies the
     /// level. `seed`: transactions to grow a small refuted sub-history
@@ -90,21 +86,6 @@ impl ClockProof {
             self.cycle.clone(),
             deadline,
         )
-    }
-
-    /// The cycle's edges with their labels (known or added).
-    pub fn labelled_cycle(&self, known: &Polygraph) -> Vec<NodeEdge> {
-        let wanted: rustc_hash::FxHashSet<(u32, u32)> = self.cycle.iter().copied().collect();
-        let mut labels: FxHashMap<(u32, u32), Label> = FxHashMap::default();
-        for &(f, t, l) in known.known.iter().chain(&self.added) {
-            if wanted.contains(&(f, t)) {
-                labels.entry((f, t)).or_insert(l);
-            }
-        }
-        self.cycle
-            .iter()
-            .filter_map(|&(f, t)| labels.get(&(f, t)).map(|&l| (f, t, l)))
-            .collect()
     }
 }
 
@@ -204,7 +185,6 @@ pub fn clock_prune(
         if open_pairs == 0 {
             return ClockPruned::Decided {
                 order: clocks.order,
-                added,
             };
         }
         if open_pairs > MAX_OPEN_PAIRS {
@@ -225,7 +205,6 @@ pub fn clock_prune(
             order: clocks.order,
             added,
             open,
-            pairs: open_pairs,
         };
     }
 }
@@ -249,7 +228,7 @@ fn shortest_cycle(
         from[t as usize] = t;
         let mut next = 0;
         let bound = best.as_ref().map_or(usize::MAX, Vec::len);
-        while next < queue.len() && from[f as usize] == u32::MAX && queue.len() < 4 * n {
+        while next < queue.len() && from[f as usize] == u32::MAX {
             let v = queue[next];
             next += 1;
             for &w in &adj[offsets[v as usize] as usize..offsets[v as usize + 1] as usize] {

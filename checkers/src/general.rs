@@ -424,7 +424,7 @@ fn clocks_once(
 ) -> Result<General, Option<Vec<u32>>> {
     let model = known.model;
     let (order, added, open) = match clock_prune(ix, known, chains, opts.deadline) {
-        ClockPruned::Decided { order, .. } => {
+        ClockPruned::Decided { order } => {
             let schedule = checked_order(ix, model, orders, &order).map_err(|_| None)?;
             return Ok(General::Ok {
                 how: "pruning (clocks)",
@@ -433,12 +433,7 @@ fn clocks_once(
         }
         ClockPruned::Contradiction { seed, .. } if !proves => return Err(Some(seed)),
         ClockPruned::Contradiction { seed, proof } => {
-            let cycle = proof.labelled_cycle(known);
-            let path: Vec<crate::graph::PathEdge<Label>> = cycle
-                .iter()
-                .map(|&(from, to, label)| crate::graph::PathEdge { from, to, label })
-                .collect();
-            let edges = graph_of(known, cycle.iter().copied()).to_txn_edges(&path);
+            let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
             // Writing the proof down searches back through the decisions:
             // bounded, since the verdict is already known.
             let until = Instant::now() + DERIVATION_BUDGET;
@@ -460,9 +455,7 @@ fn clocks_once(
             });
         }
         ClockPruned::Pass(_) => return Err(None),
-        ClockPruned::Open {
-            order, added, open, ..
-        } => (order, added, open),
+        ClockPruned::Open { order, added, open } => (order, added, open),
     };
     let none = rustc_hash::FxHashMap::default();
     let mut p = Polygraph::build_with(ix, model, orders, &none, Pairs::Only(&open), u64::MAX)
@@ -714,18 +707,29 @@ pub fn timestamp_chains(ix: &Index) -> rustc_hash::FxHashMap<u32, Vec<u32>> {
 /// A node-level cycle from the acyclic graph, as transaction edges with
 /// their labels (looked up among the known edges and constraint sides).
 fn labelled_cycle(p: &Polygraph, cyc: &[(u32, u32, u32)]) -> Vec<crate::depgraph::TxnEdge> {
-    let mut labels: rustc_hash::FxHashMap<(u32, u32), Label> = Default::default();
-    let wanted: rustc_hash::FxHashSet<(u32, u32)> = cyc.iter().map(|&(f, t, _)| (f, t)).collect();
     let sides =
         (0..p.constraints.len()).flat_map(|c| p.side(c, true).iter().chain(p.side(c, false)));
-    for &(f, t, l) in p.known.iter().chain(sides) {
+    let pairs: Vec<(u32, u32)> = cyc.iter().map(|&(f, t, _)| (f, t)).collect();
+    cycle_in(p, p.known.iter().chain(sides), &pairs)
+}
+
+/// A node-level cycle as transaction edges, each with the label of the
+/// first of `edges` that joins its two nodes.
+fn cycle_in<'e>(
+    p: &Polygraph,
+    edges: impl Iterator<Item = &'e NodeEdge>,
+    cyc: &[(u32, u32)],
+) -> Vec<crate::depgraph::TxnEdge> {
+    let wanted: rustc_hash::FxHashSet<(u32, u32)> = cyc.iter().copied().collect();
+    let mut labels: rustc_hash::FxHashMap<(u32, u32), Label> = Default::default();
+    for &(f, t, l) in edges {
         if wanted.contains(&(f, t)) {
             labels.entry((f, t)).or_insert(l);
         }
     }
     let path: Vec<crate::graph::PathEdge<Label>> = cyc
         .iter()
-        .filter_map(|&(f, t, _)| {
+        .filter_map(|&(f, t)| {
             labels.get(&(f, t)).map(|&label| crate::graph::PathEdge {
                 from: f,
                 to: t,
