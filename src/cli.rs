@@ -304,7 +304,7 @@ pub struct CheckArgs {
     pub certify: Option<PathBuf>,
     /// How the SER/SI solver searches: `portfolio` (theory and lazy in
     /// turn, on growing budgets), `theory` (CDCL with an acyclicity theory)
-    /// or `lazy` (one cycle clause per round); the last two for measurements.
+    /// or `lazy` (cycle clauses learned from full assignments); the last two for measurements.
     #[arg(long, value_name = "STRATEGY", default_value = "portfolio", value_parser = parse_strategy)]
     pub solver: checkers::solve::Strategy,
     /// Skip the witness and time-guided guesses and go to the complete

@@ -10,10 +10,10 @@
 //! is repaired rather than searched.
 //!
 //! A second strategy, [`Strategy::Lazy`], solves without the theory and
-//! adds one cycle clause per round. Neither wins everywhere: on histories
-//! with no session order and no time (Viper's BlindW) the theory can stall
-//! where lazy clauses finish in a second, and the other way round on
-//! dense ones. [`Strategy::Portfolio`], the default, runs them in turn on
+//! learns the cycle clauses of each full assignment, up to 64 per round.
+//! Neither wins everywhere: on histories with no session order and no
+//! time (Viper's BlindW) the theory can stall where lazy clauses finish
+//! in a fraction of a second, and the other way round on dense ones. [`Strategy::Portfolio`], the default, runs them in turn on
 //! budgets that grow fourfold, so the worse one costs a constant factor.
 
 use std::time::Instant;
@@ -52,11 +52,32 @@ pub enum Solved {
     OutOfTime,
 }
 
-struct Deadline(Option<Instant>);
+/// Stops the SAT search at a deadline. The solver asks at every
+/// decision, and reading the clock each time cost an eighth of a Viper
+/// history's search, so the clock is read every [`CLOCK_EVERY`] asks.
+/// Once passed, the deadline stays passed: the solver asks again right
+/// after it stopped, and must hear the same answer.
+struct Deadline {
+    at: Option<Instant>,
+    asked: std::cell::Cell<u32>,
+    passed: std::cell::Cell<bool>,
+}
+
+/// How many of the solver's asks share one reading of the clock.
+const CLOCK_EVERY: u32 = 64;
 
 impl Callbacks for Deadline {
     fn stop(&self) -> bool {
-        self.0.is_some_and(|d| Instant::now() > d)
+        let Some(d) = self.at else { return false };
+        if self.passed.get() {
+            return true;
+        }
+        let n = self.asked.get().wrapping_add(1);
+        self.asked.set(n);
+        if n.is_multiple_of(CLOCK_EVERY) && Instant::now() > d {
+            self.passed.set(true);
+        }
+        self.passed.get()
     }
 }
 
@@ -178,7 +199,14 @@ pub fn solve(
 }
 
 fn new_solver(polarity: &[bool], deadline: Option<Instant>) -> (Solver<Deadline>, Vec<Var>) {
-    let mut s: Solver<Deadline> = Solver::new(SolverOpts::default(), Deadline(deadline));
+    let mut s: Solver<Deadline> = Solver::new(
+        SolverOpts::default(),
+        Deadline {
+            at: deadline,
+            asked: Default::default(),
+            passed: Default::default(),
+        },
+    );
     let vars: Vec<Var> = polarity
         .iter()
         .map(|&pol| s.new_var(lbool::new(pol), true))
@@ -219,7 +247,10 @@ fn solve_theory(
     }
 }
 
-/// Full assignments, one cycle clause per round.
+/// The most cycle clauses one lazy round learns.
+const LAZY_CLAUSES_PER_ROUND: usize = 64;
+
+/// Full assignments, cycle clauses learned per round.
 fn solve_lazy(
     p: &Polygraph,
     mut g: Acyclic,
@@ -240,27 +271,64 @@ fn solve_lazy(
             .iter()
             .map(|&v| s.value_var(v) == lbool::TRUE)
             .collect();
+        // Every edge that would close a cycle is left out and its cycle
+        // becomes a clause, so one round learns many clauses, not one.
         let cp = g.checkpoint();
-        let mut clause = Vec::new();
-        'outer: for (i, &c) in open.iter().enumerate() {
+        let mut clauses: Vec<Vec<Lit>> = Vec::new();
+        for (i, &c) in open.iter().enumerate() {
             let lit = Lit::new(vars[i], choice[i]);
             for &(f, t, _) in p.side(c as usize, choice[i]) {
                 if let Err(cyc) = g.add(f, t, lit.idx()) {
+                    let mut clause = Vec::new();
                     explain(&cyc, &mut clause);
-                    break 'outer;
+                    clauses.push(clause);
+                    if clauses.len() >= LAZY_CLAUSES_PER_ROUND {
+                        break;
+                    }
                 }
+            }
+            if clauses.len() >= LAZY_CLAUSES_PER_ROUND {
+                break;
             }
         }
         let pos = g.positions();
         g.undo_to(cp);
-        if clause.is_empty() {
+        if clauses.is_empty() {
             return Solved::Sat(choice, pos);
         }
-        if !s.add_clause_reuse(&mut clause) {
-            return Solved::Unsat;
+        for mut clause in clauses {
+            if !s.add_clause_reuse(&mut clause) {
+                return Solved::Unsat;
+            }
         }
         if deadline.is_some_and(|d| Instant::now() > d) {
             return Solved::OutOfTime;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// batsat asks again right after a stop; a deadline that answered
+    /// "go on" then made the search restart forever (a hang past
+    /// `--timeout`).
+    #[test]
+    fn a_passed_deadline_stays_passed() {
+        let d = Deadline {
+            at: Some(Instant::now() - std::time::Duration::from_secs(1)),
+            asked: Default::default(),
+            passed: Default::default(),
+        };
+        let first = (0..CLOCK_EVERY).position(|_| d.stop());
+        assert_eq!(first, Some(CLOCK_EVERY as usize - 1));
+        assert!((0..3 * CLOCK_EVERY).all(|_| d.stop()));
+        let none = Deadline {
+            at: None,
+            asked: Default::default(),
+            passed: Default::default(),
+        };
+        assert!((0..3 * CLOCK_EVERY).all(|_| !none.stop()));
     }
 }
