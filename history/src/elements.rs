@@ -200,7 +200,20 @@ where
     P: Fn(usize, usize, &str, Option<Pre>) -> Result<T, ParseError>,
     F: FnMut(T) -> Result<(), ParseError>,
 {
+    // One check of the whole stretch is much cheaper than one per element;
+    // if it fails (the bad bytes may be between elements), each element is
+    // checked alone, which names the line.
+    let whole = match (found.first(), found.last()) {
+        (Some(first), Some(last)) => std::str::from_utf8(&buf[first.1..last.2])
+            .ok()
+            .map(|w| (first.1, w)),
+        _ => None,
+    };
     for (line, s, e, depth, pre) in found {
+        if let Some(text) = whole.and_then(|(base, w)| w.get(s - base..e - base)) {
+            take(parse(line, depth, text, pre)?)?;
+            continue;
+        }
         let bytes = &buf[s..e];
         let text = std::str::from_utf8(bytes).map_err(|err| {
             let at = err.valid_up_to();

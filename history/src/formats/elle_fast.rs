@@ -102,11 +102,32 @@ fn micro_f(name: &[u8]) -> Option<MicroF> {
     })
 }
 
+/// `s` without its leading colons (JSON histories may keep EDN's
+/// keyword colons: `":ok"`).
+fn trim_colons(mut s: &[u8]) -> &[u8] {
+    while let [b':', rest @ ..] = s {
+        s = rest;
+    }
+    s
+}
+
 /// A key's text as a key (the input is UTF-8, and keys end at ASCII
 /// delimiters).
 fn str_key(b: &[u8]) -> Option<Key> {
     std::str::from_utf8(b).ok().map(Key::str)
 }
+
+/// The bytes that end an EDN token: the reader's delimiters, and `\`.
+static ENDS_TOKEN: [bool; 256] = {
+    let mut t = [false; 256];
+    let ends = b" \t\n\r,()[]{}\";\\\x0c";
+    let mut i = 0;
+    while i < ends.len() {
+        t[ends[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 /// A cursor over one operation's bytes.
 struct Cur<'a> {
@@ -156,29 +177,13 @@ impl<'a> Cur<'a> {
     /// answer then).
     fn edn_token(&mut self) -> &'a [u8] {
         let start = self.i;
-        while let Some(c) = self.at() {
-            if matches!(
-                c,
-                b' ' | b'\t'
-                    | b'\n'
-                    | b'\r'
-                    | b','
-                    | b'('
-                    | b')'
-                    | b'['
-                    | b']'
-                    | b'{'
-                    | b'}'
-                    | b'"'
-                    | b';'
-                    | b'\\'
-                    | 0x0c
-            ) {
-                break;
-            }
-            self.i += 1;
-        }
-        &self.b[start..self.i]
+        let rest = &self.b[start..];
+        let len = rest
+            .iter()
+            .position(|&c| ENDS_TOKEN[usize::from(c)])
+            .unwrap_or(rest.len());
+        self.i += len;
+        &rest[..len]
     }
 
     /// A keyword `:name` (not `::name`), its name.
@@ -290,8 +295,9 @@ impl<'a> Cur<'a> {
         (self.json_peek()? == c).then(|| self.i += 1)
     }
 
-    /// A string without escapes or control characters.
-    fn json_str(&mut self) -> Option<&'a str> {
+    /// A string without escapes or control characters, as bytes (for
+    /// names compared with ASCII ones: no UTF-8 check).
+    fn json_name(&mut self) -> Option<&'a [u8]> {
         self.json_eat(b'"')?;
         let rest = &self.b[self.i..];
         let len = rest
@@ -301,7 +307,12 @@ impl<'a> Cur<'a> {
             return None;
         }
         self.i += len + 1;
-        std::str::from_utf8(&rest[..len]).ok()
+        Some(&rest[..len])
+    }
+
+    /// A string without escapes or control characters.
+    fn json_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.json_name()?).ok()
     }
 
     /// A literal word (`null`, `true`, `false`).
@@ -366,7 +377,7 @@ impl<'a> Cur<'a> {
     /// `["f", k, v]`.
     fn json_micro(&mut self) -> Option<Micro> {
         self.json_eat(b'[')?;
-        let f = micro_f(self.json_str()?.as_bytes())?;
+        let f = micro_f(self.json_name()?)?;
         self.json_eat(b',')?;
         let key = if self.json_peek()? == b'"' {
             Key::str(self.json_str()?)
@@ -411,7 +422,7 @@ impl<'a> Cur<'a> {
     /// an integer or a string.
     fn json_skip_simple(&mut self) -> Option<()> {
         match self.json_peek()? {
-            b'"' => self.json_str().map(drop),
+            b'"' => self.json_name().map(drop),
             b'n' => self.json_word(b"null"),
             b't' => self.json_word(b"true"),
             b'f' => self.json_word(b"false"),
@@ -496,25 +507,25 @@ pub(crate) fn json_object(text: &[u8]) -> Option<(Option<JOp>, usize)> {
     let mut f = Fields::default();
     if c.json_peek()? != b'}' {
         loop {
-            let name = c.json_str()?;
+            let name = c.json_name()?;
             c.json_eat(b':')?;
-            match name.as_bytes() {
+            match name {
                 b"type" => {
                     f.once(TYPE)?;
-                    f.kind = Some(kind(c.json_str()?.trim_start_matches(':').as_bytes())?);
+                    f.kind = Some(kind(trim_colons(c.json_name()?))?);
                 }
                 b"f" => {
                     f.once(F)?;
                     if c.json_peek()? == b'n' {
                         c.json_word(b"null")?;
-                    } else if c.json_str()?.trim_start_matches(':') != "txn" {
+                    } else if trim_colons(c.json_name()?) != b"txn" {
                         return None;
                     }
                 }
                 b"process" => {
                     f.once(PROCESS)?;
                     if c.json_peek()? == b'"' {
-                        c.json_str()?;
+                        c.json_name()?;
                         f.named_process = true;
                     } else {
                         f.process = c.json_opt_u64()?;
