@@ -584,19 +584,41 @@ mod tests {
     /// Reads `text` with the fast path and with the general parser alone,
     /// and checks both give the same history, or the same error.
     fn same(text: &str, json: bool, path: Option<&Path>) -> Result<History, ParseError> {
+        same_bytes(text.as_bytes(), json, path)
+    }
+
+    fn same_bytes(text: &[u8], json: bool, path: Option<&Path>) -> Result<History, ParseError> {
         let read = |fast| {
             if json {
-                elle_json::read_with(text.as_bytes(), path, fast)
+                elle_json::read_with(text, path, fast)
             } else {
-                elle_edn::read_with(text.as_bytes(), path, fast)
+                elle_edn::read_with(text, path, fast)
             }
         };
         let (fast, general) = (read(true), read(false));
+        let shown = String::from_utf8_lossy(text);
         assert_eq!(
             fast, general,
-            "fast path and general parser differ on\n{text}"
+            "fast path and general parser differ on\n{shown}"
         );
         fast
+    }
+
+    #[test]
+    fn invalid_utf8_is_the_same_error() {
+        let ok = b"{:type :ok, :process 0, :value [[:w 1 1]]}\n";
+        // In a comment between operations: never read, no error.
+        let mut edn = ok.to_vec();
+        edn.extend_from_slice(b"; \xff\xfe\n");
+        edn.extend_from_slice(ok);
+        assert!(same_bytes(&edn, false, None).is_ok());
+        // In an operation: its line.
+        let mut edn = ok.to_vec();
+        edn.extend_from_slice(b"{:type :ok, :process 0, :value [[:w :\xff 1]]}\n");
+        assert_eq!(same_bytes(&edn, false, None).unwrap_err().line, Some(2));
+        let json =
+            b"[{\"type\":\"ok\",\"value\":[]},\n{\"type\":\"ok\",\"value\":[[\"w\",\"\xff\",1]]}]";
+        assert_eq!(same_bytes(json, true, None).unwrap_err().line, Some(2));
     }
 
     #[test]
