@@ -17,13 +17,15 @@ use crate::error::ParseError;
 const BLOCK: usize = 4 << 20;
 
 /// What a [`Grammar`] sees at the front of the unread input.
-pub(crate) enum Step {
+pub(crate) enum Step<P> {
     /// `skip` bytes of separators, then one element of `len` bytes, at
-    /// nesting `depth` in the document.
+    /// nesting `depth` in the document; `pre`: the element already parsed
+    /// by the grammar's fast path, if it took it.
     Element {
         skip: usize,
         len: usize,
         depth: usize,
+        pre: Option<P>,
     },
     /// `n` bytes of separators or structure, and no element.
     Skip(usize),
@@ -37,10 +39,13 @@ pub(crate) enum Step {
 
 /// The structure around the elements of a document.
 pub(crate) trait Grammar {
+    /// What the grammar's fast path makes of an element.
+    type Pre;
+
     /// Says what comes first in `bytes` (the unread input, which starts on
     /// line `line`; `eof`: nothing follows). The state may only change
     /// when the answer is not [`Step::More`].
-    fn step(&mut self, bytes: &[u8], eof: bool, line: usize) -> Step;
+    fn step(&mut self, bytes: &[u8], eof: bool, line: usize) -> Step<Self::Pre>;
 }
 
 /// The closing brackets a value still needs, innermost last. Parsers refuse
@@ -87,12 +92,20 @@ pub(crate) fn newlines(b: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', b).count()
 }
 
-/// One element found in a block: its first line, its byte range, its
-/// depth.
-type Found = (usize, usize, usize, usize);
+/// A fast path for the common shape of an element: the element at the
+/// front of the bytes (an opening bracket first) and its length, read in
+/// the same pass that finds where it ends; `None` leaves the element to
+/// the grammar's extent scan and the general parser. It must only answer
+/// for an element whose end the extent scan would put at the same place.
+pub(crate) type FastFn<T> = fn(&[u8]) -> Option<(T, usize)>;
 
-/// Reads `input`, handing each element (its first line, depth and text) to
-/// `parse`, and the results in file order to `take`. An element that is not
+/// One element found in a block: its first line, its byte range, its
+/// depth, what the fast path made of it.
+type Found<P> = (usize, usize, usize, usize, Option<P>);
+
+/// Reads `input`, handing each element (its first line, depth, text, and
+/// what the grammar's fast path made of it) to `parse`, and the results in
+/// file order to `take`. An element that is not
 /// UTF-8 is an error naming its line and the byte offset.
 pub(crate) fn for_each_element<R, G, T, P, F>(
     mut input: R,
@@ -104,7 +117,7 @@ pub(crate) fn for_each_element<R, G, T, P, F>(
 where
     R: Read,
     G: Grammar,
-    P: Fn(usize, usize, &str) -> Result<T, ParseError>,
+    P: Fn(usize, usize, &str, Option<G::Pre>) -> Result<T, ParseError>,
     F: FnMut(T) -> Result<(), ParseError>,
 {
     let io_err = |e: io::Error| ParseError::io(path, e);
@@ -118,14 +131,19 @@ where
     let mut line = 1usize;
     let mut offset = 0u64; // of buf[0] in the input
     loop {
-        let mut found: Vec<Found> = Vec::new();
+        let mut found: Vec<Found<G::Pre>> = Vec::new();
         let mut stop: Option<Result<(), ParseError>> = None;
         loop {
             match grammar.step(&buf[pos..], eof, line) {
-                Step::Element { skip, len, depth } => {
+                Step::Element {
+                    skip,
+                    len,
+                    depth,
+                    pre,
+                } => {
                     line += newlines(&buf[pos..pos + skip]);
                     let start = pos + skip;
-                    found.push((line, start, start + len, depth));
+                    found.push((line, start, start + len, depth, pre));
                     line += newlines(&buf[start..start + len]);
                     pos = start + len;
                 }
@@ -153,7 +171,7 @@ where
                 }
             }
         }
-        run(&buf, offset, &found, path, &parse, &mut take)?;
+        run(&buf, offset, found, path, &parse, &mut take)?;
         if let Some(r) = stop {
             return r;
         }
@@ -170,19 +188,32 @@ where
 /// `take`. One thread: the elements' values are many small allocations,
 /// and freeing them on another thread than the one that made them costs
 /// more (in glibc's allocator) than the second core gains.
-fn run<T, P, F>(
+fn run<T, Pre, P, F>(
     buf: &[u8],
     offset: u64,
-    found: &[Found],
+    found: Vec<Found<Pre>>,
     path: Option<&Path>,
     parse: &P,
     take: &mut F,
 ) -> Result<(), ParseError>
 where
-    P: Fn(usize, usize, &str) -> Result<T, ParseError>,
+    P: Fn(usize, usize, &str, Option<Pre>) -> Result<T, ParseError>,
     F: FnMut(T) -> Result<(), ParseError>,
 {
-    for &(line, s, e, depth) in found {
+    // One check of the whole stretch is much cheaper than one per element;
+    // if it fails (the bad bytes may be between elements), each element is
+    // checked alone, which names the line.
+    let whole = match (found.first(), found.last()) {
+        (Some(first), Some(last)) => std::str::from_utf8(&buf[first.1..last.2])
+            .ok()
+            .map(|w| (first.1, w)),
+        _ => None,
+    };
+    for (line, s, e, depth, pre) in found {
+        if let Some(text) = whole.and_then(|(base, w)| w.get(s - base..e - base)) {
+            take(parse(line, depth, text, pre)?)?;
+            continue;
+        }
         let bytes = &buf[s..e];
         let text = std::str::from_utf8(bytes).map_err(|err| {
             let at = err.valid_up_to();
@@ -195,7 +226,7 @@ where
                 ),
             )
         })?;
-        take(parse(line, depth, text)?)?;
+        take(parse(line, depth, text, pre)?)?;
     }
     Ok(())
 }
@@ -234,12 +265,26 @@ enum JsonAt {
     Closed,
 }
 
-/// One top-level JSON array, its elements being the elements.
-pub(crate) struct JsonArray(JsonAt);
+/// One top-level JSON array, its elements being the elements; objects
+/// go to the fast path first, if there is one.
+pub(crate) struct JsonArray<T = ()> {
+    at: JsonAt,
+    fast: Option<FastFn<T>>,
+}
 
 impl JsonArray {
     pub(crate) fn new() -> JsonArray {
-        JsonArray(JsonAt::Start)
+        JsonArray::with_fast(None)
+    }
+}
+
+impl<T> JsonArray<T> {
+    /// An array whose objects `fast` reads where it can.
+    pub(crate) fn with_fast(fast: Option<FastFn<T>>) -> JsonArray<T> {
+        JsonArray {
+            at: JsonAt::Start,
+            fast,
+        }
     }
 }
 
@@ -299,14 +344,45 @@ fn string_len(b: &[u8]) -> Option<usize> {
     }
 }
 
-impl Grammar for JsonArray {
-    fn step(&mut self, b: &[u8], eof: bool, _line: usize) -> Step {
+impl<T> JsonArray<T> {
+    /// The element at `b[i]`, found by its brackets and strings.
+    fn json_element(&mut self, b: &[u8], i: usize, eof: bool) -> Step<T> {
+        match json_extent(&b[i..]) {
+            // A value cut by the end of a block could read as another
+            // (a number's digits): only the end of input ends it.
+            Some(n) if i + n < b.len() || eof => {
+                self.at = JsonAt::AfterElement;
+                Step::Element {
+                    skip: i,
+                    len: n,
+                    depth: 1,
+                    pre: None,
+                }
+            }
+            None if eof => {
+                self.at = JsonAt::AfterElement;
+                Step::Element {
+                    skip: i,
+                    len: b.len() - i,
+                    depth: 1,
+                    pre: None,
+                }
+            }
+            _ => Step::More,
+        }
+    }
+}
+
+impl<T> Grammar for JsonArray<T> {
+    type Pre = T;
+
+    fn step(&mut self, b: &[u8], eof: bool, _line: usize) -> Step<T> {
         let i = json_ws(b);
         let Some(&c) = b.get(i) else {
             if !eof {
                 return Step::More;
             }
-            let message = match self.0 {
+            let message = match self.at {
                 JsonAt::Closed => return Step::End,
                 JsonAt::Start => "the file is empty",
                 _ => "unexpected end of file inside the array (missing `]`)",
@@ -316,9 +392,9 @@ impl Grammar for JsonArray {
                 message: message.into(),
             };
         };
-        match self.0 {
+        match self.at {
             JsonAt::Start if c == b'[' => {
-                self.0 = JsonAt::Open { first: true };
+                self.at = JsonAt::Open { first: true };
                 Step::Skip(i + 1)
             }
             JsonAt::Start => Step::Error {
@@ -326,37 +402,32 @@ impl Grammar for JsonArray {
                 message: "expected a JSON array `[`".into(),
             },
             JsonAt::Open { first: true } if c == b']' => {
-                self.0 = JsonAt::Closed;
+                self.at = JsonAt::Closed;
                 Step::Skip(i + 1)
             }
-            JsonAt::Open { .. } => match json_extent(&b[i..]) {
-                // A value cut by the end of a block could read as another
-                // (a number's digits): only the end of input ends it.
-                Some(n) if i + n < b.len() || eof => {
-                    self.0 = JsonAt::AfterElement;
-                    Step::Element {
-                        skip: i,
-                        len: n,
-                        depth: 1,
+            JsonAt::Open { .. } if c == b'{' && self.fast.is_some() => {
+                let fast = self.fast.expect("checked");
+                match fast(&b[i..]) {
+                    Some((v, n)) if i + n < b.len() || eof => {
+                        self.at = JsonAt::AfterElement;
+                        Step::Element {
+                            skip: i,
+                            len: n,
+                            depth: 1,
+                            pre: Some(v),
+                        }
                     }
+                    _ => self.json_element(b, i, eof),
                 }
-                None if eof => {
-                    self.0 = JsonAt::AfterElement;
-                    Step::Element {
-                        skip: i,
-                        len: b.len() - i,
-                        depth: 1,
-                    }
-                }
-                _ => Step::More,
-            },
+            }
+            JsonAt::Open { .. } => self.json_element(b, i, eof),
             JsonAt::AfterElement => match c {
                 b',' => {
-                    self.0 = JsonAt::Open { first: false };
+                    self.at = JsonAt::Open { first: false };
                     Step::Skip(i + 1)
                 }
                 b']' => {
-                    self.0 = JsonAt::Closed;
+                    self.at = JsonAt::Closed;
                     Step::Skip(i + 1)
                 }
                 _ => Step::Error {
@@ -428,16 +499,24 @@ enum EdnAt {
 
 /// An EDN file of operation maps, at the top level or inside top-level
 /// vectors or lists. An element is one form, or a `#_` discard.
-pub(crate) struct EdnForms(EdnAt);
+/// Maps go to the fast path first, if there is one.
+pub(crate) struct EdnForms<T = ()> {
+    at: EdnAt,
+    fast: Option<FastFn<T>>,
+}
 
-impl EdnForms {
-    pub(crate) fn new() -> EdnForms {
-        EdnForms(EdnAt::Top)
+impl<T> EdnForms<T> {
+    /// The forms of a file, maps read by `fast` where it can.
+    pub(crate) fn with_fast(fast: Option<FastFn<T>>) -> EdnForms<T> {
+        EdnForms {
+            at: EdnAt::Top,
+            fast,
+        }
     }
 
     /// The nesting depth of this grammar's elements (for the reader).
     pub(crate) fn depth(&self) -> usize {
-        match self.0 {
+        match self.at {
             EdnAt::Top => 0,
             EdnAt::InSeq { .. } => 1,
         }
@@ -551,8 +630,10 @@ fn edn_form(b: &[u8], i: usize, prefixes: usize) -> Option<usize> {
     }
 }
 
-impl Grammar for EdnForms {
-    fn step(&mut self, b: &[u8], eof: bool, line: usize) -> Step {
+impl<T> Grammar for EdnForms<T> {
+    type Pre = T;
+
+    fn step(&mut self, b: &[u8], eof: bool, line: usize) -> Step<T> {
         let Some(i) = edn_ws(b, 0) else {
             return if eof { Step::Skip(b.len()) } else { Step::More };
         };
@@ -560,7 +641,7 @@ impl Grammar for EdnForms {
             if !eof {
                 return Step::More;
             }
-            return match self.0 {
+            return match self.at {
                 EdnAt::Top => Step::End,
                 EdnAt::InSeq { open_line, .. } => Step::Error {
                     at: i,
@@ -570,19 +651,31 @@ impl Grammar for EdnForms {
                 },
             };
         };
-        match self.0 {
+        match self.at {
             EdnAt::Top if c == b'[' || c == b'(' => {
-                self.0 = EdnAt::InSeq {
+                self.at = EdnAt::InSeq {
                     close: if c == b'[' { b']' } else { b')' },
                     open_line: line + newlines(&b[..i]),
                 };
                 return Step::Skip(i + 1);
             }
             EdnAt::InSeq { close, .. } if c == close => {
-                self.0 = EdnAt::Top;
+                self.at = EdnAt::Top;
                 return Step::Skip(i + 1);
             }
             _ => {}
+        }
+        if let (b'{', Some(fast)) = (c, self.fast) {
+            if let Some((v, n)) = fast(&b[i..]) {
+                if i + n < b.len() || eof {
+                    return Step::Element {
+                        skip: i,
+                        len: n,
+                        depth: self.depth(),
+                        pre: Some(v),
+                    };
+                }
+            }
         }
         match edn_form(b, i, 0) {
             // A token cut by the end of a block could read as another.
@@ -590,11 +683,13 @@ impl Grammar for EdnForms {
                 skip: i,
                 len: end - i,
                 depth: self.depth(),
+                pre: None,
             },
             None if eof => Step::Element {
                 skip: i,
                 len: b.len() - i,
                 depth: self.depth(),
+                pre: None,
             },
             _ => Step::More,
         }
@@ -611,7 +706,7 @@ mod tests {
             input,
             None,
             g,
-            |line, _, s| Ok((line, s.to_string())),
+            |line, _, s, _| Ok((line, s.to_string())),
             |x| {
                 out.push(x);
                 Ok(())
@@ -648,7 +743,7 @@ mod tests {
             s.as_bytes(),
             None,
             JsonArray::new(),
-            |line, _, text| Ok((line, json_element::<serde_json::Value>(text, line, None)?)),
+            |line, _, text, _| Ok((line, json_element::<serde_json::Value>(text, line, None)?)),
             |x| {
                 out.push(x);
                 Ok(())
@@ -683,7 +778,7 @@ mod tests {
     fn edn_forms_and_their_lines() {
         let input =
             b"; c\n{:a \"}\" :b \\} :c [1 2]}\n#_ {:x 1} #tag {:y 2}\n[{:z 3}\n {:w (4)}]\n";
-        let got = elements(input, EdnForms::new()).unwrap();
+        let got = elements(input, EdnForms::<()>::with_fast(None)).unwrap();
         let want = [
             (2, "{:a \"}\" :b \\} :c [1 2]}"),
             (3, "#_ {:x 1}"),

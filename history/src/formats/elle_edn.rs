@@ -41,8 +41,9 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use crate::elements::{for_each_element, EdnForms};
+use crate::elements::{for_each_element, EdnForms, FastFn};
 use crate::error::ParseError;
+use crate::formats::elle_fast;
 use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
 use crate::formats::{ExportError, Format};
 use crate::model::{History, Key, Op, Status, Txn};
@@ -735,13 +736,30 @@ fn ops_of(
 /// parsed and paired as it is read; the input is never
 /// held whole.
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    read_with(input, path, true)
+}
+
+/// [`read`], with the fast path for operation maps in the usual shape
+/// ([`elle_fast`]) or (`fast` false, for tests) the general reader alone.
+pub(crate) fn read_with<R: Read>(
+    input: R,
+    path: Option<&Path>,
+    fast: bool,
+) -> Result<History, ParseError> {
     let mut b = Builder::new();
+    let fast: Option<FastFn<Option<JOp>>> = fast.then_some(elle_fast::edn_map);
     for_each_element(
         input,
         path,
-        EdnForms::new(),
-        |line, depth, text| ops_of(text, line, depth, path),
-        |ops| {
+        EdnForms::with_fast(fast),
+        |line, depth, text, pre| match pre {
+            Some(op) => Ok((op.map(|op| JOp { line, ..op }), Vec::new())),
+            None => Ok((None, ops_of(text, line, depth, path)?)),
+        },
+        |(one, ops)| {
+            if let Some(op) = one {
+                b.push(op);
+            }
             for op in ops {
                 b.push(op);
             }

@@ -22,8 +22,9 @@ use std::path::Path;
 
 use serde_json::Value as J;
 
-use crate::elements::{for_each_element, json_element, JsonArray};
+use crate::elements::{for_each_element, json_element, FastFn, JsonArray};
 use crate::error::ParseError;
+use crate::formats::elle_fast;
 use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
 use crate::formats::util::snippet;
 use crate::model::{History, Key};
@@ -198,12 +199,26 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
 /// Reads an Elle JSON history, streaming: each operation is parsed and
 /// paired as it is read; the input is never held whole.
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
+    read_with(input, path, true)
+}
+
+/// [`read`], with the fast path for operations in the usual shape
+/// ([`elle_fast`]) or (`fast` false, for tests) serde_json alone.
+pub(crate) fn read_with<R: Read>(
+    input: R,
+    path: Option<&Path>,
+    fast: bool,
+) -> Result<History, ParseError> {
     let mut b = Builder::new();
+    let fast: Option<FastFn<Option<JOp>>> = fast.then_some(elle_fast::json_object);
     for_each_element(
         input,
         path,
-        JsonArray::new(),
-        |line, _, text| op_of(json_element::<J>(text, line, path)?, line, path),
+        JsonArray::with_fast(fast),
+        |line, _, text, pre| match pre {
+            Some(op) => Ok(op.map(|op| JOp { line, ..op })),
+            None => op_of(json_element::<J>(text, line, path)?, line, path),
+        },
         |op| {
             if let Some(op) = op {
                 b.push(op);

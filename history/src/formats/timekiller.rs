@@ -209,7 +209,7 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
         input,
         path,
         JsonArray::new(),
-        |line, _, text| txn_of(json_element::<RawTxn>(text, line, path)?, line, path),
+        |line, _, text, _| txn_of(json_element::<RawTxn>(text, line, path)?, line, path),
         |(t, id, st)| {
             txns.push(t);
             ids.push(Some(id));
