@@ -146,6 +146,7 @@ use crate::lists::ListOrders;
 use crate::report::Anomaly;
 
 mod cc;
+mod cc_lazy;
 mod explain;
 mod pc;
 mod ra;
