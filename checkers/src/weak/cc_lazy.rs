@@ -21,17 +21,17 @@
 //! caller runs the exact algorithm.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::index::INIT;
 
 use super::cc::causal_edges;
-use super::{Csr, Ctx, InitViolation, Limit, WLabel, Why, MAX_INIT_KEPT, NONE};
+use super::{Csr, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, MAX_INIT_KEPT, NONE};
 
 /// At most this many written keys: a round costs `O((n + e)·k)`.
 const MAX_KEYS: usize = 64;
 /// Rounds before handing over to the exact algorithm (AWDIT's causal
-/// history of 2^20 events settles in 8).
+/// history of 2^20 events settles in 7).
 const MAX_ROUNDS: usize = 40;
 
 /// What lazy saturation found.
@@ -110,7 +110,10 @@ pub(super) fn cc_lazy(cx: &Ctx, limit: Limit) -> Lazy {
             remaining[t as usize] = succs.of(t).len() as u32;
         }
         let before = added.len();
-        for &t3 in &order {
+        for (i, &t3) in order.iter().enumerate() {
+            if (i as u32 + 1).is_multiple_of(LIMIT_EVERY) && limit.hit() {
+                return Lazy::GaveUp;
+            }
             row.fill(0);
             for &p in preds.of(t3) {
                 let at = slot[p as usize] as usize * k;
@@ -188,24 +191,25 @@ pub(super) fn cc_lazy(cx: &Ctx, limit: Limit) -> Lazy {
     Lazy::GaveUp
 }
 
-/// A topological order of `so ∪ wr` (Kahn's, last found first), or `None`
-/// when it is cyclic.
+/// A topological order of `so ∪ wr` (Kahn's, first found first: on
+/// AWDIT's causal history it settles in 7 rounds with 332k added edges,
+/// against 8 and 478k last found first), or `None` when it is cyclic.
 fn first_order(cx: &Ctx, preds: &Csr, succs: &Csr) -> Option<Vec<u32>> {
     let ix = cx.ix;
     let mut indeg: Vec<u32> = (0..ix.len() as u32)
         .map(|t| preds.of(t).len() as u32)
         .collect();
-    let mut stack: Vec<u32> = ix
+    let mut queue: VecDeque<u32> = ix
         .committed_txns()
         .filter(|&t| indeg[t as usize] == 0)
         .collect();
     let mut order = Vec::with_capacity(ix.len());
-    while let Some(t) = stack.pop() {
+    while let Some(t) = queue.pop_front() {
         order.push(t);
         for &s in succs.of(t) {
             indeg[s as usize] -= 1;
             if indeg[s as usize] == 0 {
-                stack.push(s);
+                queue.push_back(s);
             }
         }
     }
