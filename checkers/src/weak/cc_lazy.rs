@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn agrees_with_the_exact_saturation() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x1a27);
-        let cfg = GenConfig {
+        let few = GenConfig {
             max_txns: 14,
             sessions: 4,
             keys: 3,
@@ -309,9 +309,19 @@ mod tests {
             max_stale: 4,
             ..GenConfig::default()
         };
+        // More sessions than keys, the shape lazy saturation is for.
+        let many = GenConfig {
+            max_txns: 30,
+            sessions: 10,
+            keys: 2,
+            p_wild: 0.05,
+            max_stale: 6,
+            ..few.clone()
+        };
         let (mut ok, mut bad) = (0, 0);
-        for _ in 0..3000 {
-            let h = random_history(&mut rng, &cfg);
+        for i in 0..4000 {
+            let cfg = if i % 2 == 0 { &few } else { &many };
+            let h = random_history(&mut rng, cfg);
             let ix = Index::new(&h);
             let cx = Ctx::new(&ix, None, Level::Cc);
             if !applies(&cx) {
