@@ -10,7 +10,7 @@ use super::{co, Csr, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
-fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
+pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
     let ix = cx.ix;
     let n = ix.len();
     let mut pairs: Vec<(u32, u32)> = Vec::new(); // (reader, pred)

@@ -93,6 +93,17 @@
 //!   `O(n·k log n)` for `k` sessions; clocks live in an arena and a slot is
 //!   reused once its transaction's last successor is done. When `so ∪ wr`
 //!   itself is cyclic there is no clock, and that cycle is the anomaly.
+//!   With few keys and many sessions that is still reads × sessions
+//!   edges, so histories with at most 64 written keys (and no lists) go
+//!   to **lazy saturation** first: guess a commit order (a topological
+//!   order of `so ∪ wr`), compute per transaction and key the latest
+//!   writer of the key in its causal past under the guess (`O(n·k)` for
+//!   `k` keys), and for each read whose source is not that writer add the
+//!   one forced edge `latest → source`; then guess again, keeping the
+//!   previous order wherever the added edges allow. An order that passes
+//!   is a witness; a cycle of the edges added (with `so ∪ wr`) or a read
+//!   of an initial version after a writer is a refutation. When neither
+//!   comes within a few dozen rounds, the exact algorithm above decides.
 //! * **pc** is NP-complete: its premise uses `co`. Operationally, every
 //!   transaction reads a snapshot that is a prefix of the commit order
 //!   (containing its session's past) and commits later; unlike SI, nothing
@@ -129,7 +140,8 @@
 //! This file holds the shared model ([`Ctx`]: read events, written keys,
 //! session positions); [`saturate`](saturate) builds the graph and its
 //! witness for rc, ra and cc, whose forced edges come from [`rc`](rc),
-//! [`ra`](ra) and [`cc`](cc); [`pc`](pc) is the split-history search;
+//! [`ra`](ra) and [`cc`](cc) (or, for cc over few keys, the lazy
+//! [`cc_lazy`](cc_lazy)); [`pc`](pc) is the split-history search;
 //! [`explain`](explain) turns cycles into counterexamples.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,6 +158,7 @@ use crate::lists::ListOrders;
 use crate::report::Anomaly;
 
 mod cc;
+mod cc_lazy;
 mod explain;
 mod pc;
 mod ra;
