@@ -195,8 +195,34 @@ impl DepGraph {
     pub fn build(ix: &Index, vo: &VersionOrder, model: Model, orders: Orders) -> DepGraph {
         let mut b = GraphBuilder::new(0);
         let mut e = Edges::new(&mut b, model, ix.len());
-        e.structure(ix, orders);
-        add_data_edges(ix, vo, &mut e);
+        let two = ix.len() >= PARALLEL_BUILD
+            && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        if !two {
+            e.structure(ix, orders);
+            add_wr_edges(ix, &mut e);
+            add_rw_ww_edges(ix, vo, &mut e);
+            return DepGraph::from_builder(b, model, ix.len());
+        }
+        // The edges in the order one thread adds them: structure and wr
+        // here, rw and ww on a second core, joined after.
+        e.b.reserve(ix.len() + ix.read_count());
+        let mut b2 = GraphBuilder::new(e.b.node_count());
+        b2.reserve(ix.read_count() + ix.write_count());
+        std::thread::scope(|s| {
+            let second = std::thread::Builder::new()
+                .name("depgraph".into())
+                .spawn_scoped(s, || {
+                    let mut e2 = Edges::new(&mut b2, model, ix.len());
+                    add_rw_ww_edges(ix, vo, &mut e2);
+                })
+                .expect("cannot start a graph-building thread");
+            e.structure(ix, orders);
+            add_wr_edges(ix, &mut e);
+            second
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        });
+        b.append(b2);
         DepGraph::from_builder(b, model, ix.len())
     }
 
@@ -375,9 +401,11 @@ pub(crate) fn add_wr_edges(ix: &Index, e: &mut Edges) {
     }
 }
 
-/// wr, ww and rw edges of committed transactions.
-fn add_data_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
-    add_wr_edges(ix, e);
+/// The fewest transactions whose graph is built on two threads.
+const PARALLEL_BUILD: usize = 50_000;
+
+/// rw and ww edges of committed transactions.
+fn add_rw_ww_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
     for r in ix.committed_txns() {
         for rd in ix.reads(r) {
             if rd.writer != INIT && !ix.committed[rd.writer as usize] {

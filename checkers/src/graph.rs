@@ -43,6 +43,22 @@ impl<L: Copy> GraphBuilder<L> {
         }
     }
 
+    /// Room for `extra` more edges.
+    pub fn reserve(&mut self, extra: usize) {
+        self.edges.reserve(extra);
+    }
+
+    /// Adds `other`'s edges after this one's (the nodes are the larger
+    /// set of the two).
+    pub fn append(&mut self, mut other: GraphBuilder<L>) {
+        self.nodes = self.nodes.max(other.nodes);
+        if self.edges.is_empty() {
+            self.edges = other.edges;
+        } else {
+            self.edges.append(&mut other.edges);
+        }
+    }
+
     /// The edges added so far.
     pub fn edges(&self) -> &[(u32, u32, L)] {
         &self.edges

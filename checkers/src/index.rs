@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 use history::{History, Key, Op, Status, Value};
 
 use crate::anomaly::AnomalyKind;
+use crate::writers::Writers;
 
 /// The writer id of the initial version (every key starts absent).
 pub const INIT: u32 = u32::MAX;
@@ -78,6 +79,20 @@ pub struct Finding {
     pub key: u32,
 }
 
+/// Integer keys below this are interned through a vector, not a hash map.
+const SMALL_KEYS: i64 = 1 << 20;
+
+/// An unused slot of `Index::small_keys`.
+const NO_KEY: u32 = u32::MAX;
+
+/// The slot of a small non-negative integer key.
+fn small(k: &Key) -> Option<usize> {
+    match k {
+        Key::Int(i) if (0..SMALL_KEYS).contains(i) => Some(*i as usize),
+        _ => None,
+    }
+}
+
 /// The fewest transactions whose reads are resolved on two threads.
 const PARALLEL_READS: usize = 50_000;
 
@@ -95,8 +110,11 @@ pub struct Index<'h> {
     /// Interned keys: `keys[id]`.
     pub keys: Vec<Key>,
     key_ids: FxHashMap<Key, u32>,
+    /// The ids of small non-negative integer keys, by key (`NO_KEY`: not
+    /// seen), so the usual keys need no hashing; other keys are in `key_ids`.
+    small_keys: Vec<u32>,
     /// Who wrote each (key, value).
-    pub writer: FxHashMap<(u32, Value), WriteLoc>,
+    pub writer: Writers,
     /// Whether each transaction counts as committed.
     pub committed: Vec<bool>,
     reads: Vec<Read>,
@@ -127,7 +145,8 @@ impl<'h> Index<'h> {
             history,
             keys: Vec::new(),
             key_ids: FxHashMap::default(),
-            writer: FxHashMap::default(),
+            small_keys: Vec::new(),
+            writer: Writers::default(),
             committed: vec![false; n],
             reads: Vec::new(),
             read_start: Vec::with_capacity(n + 1),
@@ -167,10 +186,23 @@ impl<'h> Index<'h> {
 
     /// The dense id of a key, if it occurs in the history.
     pub fn key_id(&self, k: &Key) -> Option<u32> {
-        self.key_ids.get(k).copied()
+        match small(k) {
+            Some(i) => self.small_keys.get(i).copied().filter(|&id| id != NO_KEY),
+            None => self.key_ids.get(k).copied(),
+        }
     }
 
     fn intern(&mut self, k: &Key) -> u32 {
+        if let Some(i) = small(k) {
+            if i >= self.small_keys.len() {
+                self.small_keys.resize(i + 1, NO_KEY);
+            }
+            if self.small_keys[i] == NO_KEY {
+                self.small_keys[i] = self.keys.len() as u32;
+                self.keys.push(k.clone());
+            }
+            return self.small_keys[i];
+        }
         if let Some(&id) = self.key_ids.get(k) {
             return id;
         }
@@ -178,6 +210,22 @@ impl<'h> Index<'h> {
         self.keys.push(k.clone());
         self.key_ids.insert(k.clone(), id);
         id
+    }
+
+    /// The id of a key interned before.
+    fn known_key(&self, k: &Key) -> u32 {
+        self.key_id(k)
+            .expect("every key of the history is interned")
+    }
+
+    /// The number of external reads of all transactions.
+    pub fn read_count(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// The number of installed writes of all transactions.
+    pub fn write_count(&self) -> usize {
+        self.writes.len()
     }
 
     /// The external reads of transaction `t`.
@@ -201,118 +249,114 @@ impl<'h> Index<'h> {
             .map(|(i, _)| i as u32)
     }
 
-    /// Pass 1: intern keys, record every write's location and each
-    /// transaction's installed writes.
+    /// Pass 1: intern keys, record each transaction's installed writes,
+    /// and fill the writer table (on two cores, see [`Writers`]).
     fn index_writes(&mut self, dup: &mut Vec<Finding>) {
         let h = self.history;
-        // Room for every write up front: growing a table of a million
-        // entries rehashes it about twenty times.
-        let writes: usize = h
-            .txns
-            .iter()
-            .map(|t| t.ops.iter().filter(|o| o.written().is_some()).count())
-            .sum();
-        self.writer.reserve(writes);
-        self.writes.reserve(writes);
-        // Per-transaction scratch: key -> position in `self.writes`.
-        let mut last_in_txn: FxHashMap<u32, usize> = FxHashMap::default();
-        for (t, txn) in h.txns.iter().enumerate() {
-            self.write_start.push(self.writes.len() as u32);
-            let failed = txn.status == Status::Fail;
-            last_in_txn.clear();
+        // The key id of every write-like op, in history order.
+        let mut wkeys: Vec<u32> = Vec::new();
+        let mut wvals: Vec<Value> = Vec::new();
+        let mut counts = [0usize; 2];
+        let mut scratch = InstallScratch::default();
+        // The keys read (by transactions whose reads count), in the order
+        // of their first read: interned after the written keys, so the ids
+        // are those a pass of writes, then a pass of reads, would give.
+        let mut read_keys: Vec<&Key> = Vec::new();
+        let mut small_read: Vec<bool> = Vec::new();
+        for txn in &h.txns {
             self.ops += txn.ops.len();
-            for (o, op) in txn.ops.iter().enumerate() {
+            let from = wkeys.len();
+            let reads_count = txn.status != Status::Info;
+            for op in &txn.ops {
                 if matches!(op, Op::ReadList { .. }) {
                     self.lists = true;
+                }
+                if reads_count {
+                    let mut read = |k| match small(k) {
+                        Some(i) => {
+                            if i >= small_read.len() {
+                                small_read.resize(i + 1, false);
+                            }
+                            if !small_read[i] {
+                                small_read[i] = true;
+                                read_keys.push(k);
+                            }
+                        }
+                        None => read_keys.push(k),
+                    };
+                    match op {
+                        Op::Read { key, .. }
+                        | Op::ReadList {
+                            key,
+                            values: Some(_),
+                        } => read(key),
+                        Op::RangeRead { rows, .. } => {
+                            for (k, _) in rows {
+                                read(k);
+                            }
+                        }
+                        _ => {}
+                    }
                 }
                 let Some((k, v)) = op.written() else { continue };
                 if matches!(op, Op::Append { .. }) {
                     self.lists = true;
                 }
                 let k = self.intern(k);
-                let loc = WriteLoc {
-                    txn: t as u32,
-                    op: o as u32,
-                    last: true,
-                    failed,
-                };
-                if let Some(prev) = self.writer.insert((k, v), loc) {
-                    // Keep the first writer; report the clash.
-                    self.writer.insert((k, v), prev);
-                    dup.push(Finding {
-                        kind: AnomalyKind::DuplicateWrite,
-                        txn: t as u32,
-                        op: o as u32,
-                        other: Some(prev.txn),
-                        key: k,
-                    });
-                    continue;
-                }
-                match last_in_txn.get(&k) {
-                    Some(&pos) => {
-                        let old = self.writes[pos];
-                        if let Some(l) = self.writer.get_mut(&(k, old.value)) {
-                            if l.txn == t as u32 {
-                                l.last = false;
-                            }
-                        }
-                        self.writes[pos] = Write {
-                            key: k,
-                            value: v,
-                            op: o as u32,
-                        };
-                    }
-                    None => {
-                        last_in_txn.insert(k, self.writes.len());
-                        self.writes.push(Write {
-                            key: k,
-                            value: v,
-                            op: o as u32,
-                        });
-                    }
-                }
+                counts[(k & 1) as usize] += 1;
+                wkeys.push(k);
+                wvals.push(v);
             }
+            // Installed writes as if no write were a duplicate; redone
+            // below in the rare case that some are.
+            self.write_start.push(self.writes.len() as u32);
+            install(&mut self.writes, &mut scratch, txn, &wkeys[from..], |_| {
+                false
+            });
         }
         self.write_start.push(self.writes.len() as u32);
+        for k in read_keys {
+            self.intern(k);
+        }
+        let (writers, dups) = Writers::build(h, &wkeys, &wvals, counts);
+        self.writer = writers;
+        if !dups.is_empty() {
+            // A duplicate write installs nothing: skip it.
+            self.writes.clear();
+            self.write_start.clear();
+            let mut from = 0;
+            let mut d = 0;
+            for (t, txn) in h.txns.iter().enumerate() {
+                let n = txn.ops.iter().filter(|o| o.written().is_some()).count();
+                let t = t as u32;
+                let mine = &dups[d..dups.partition_point(|f| f.txn <= t)];
+                d += mine.len();
+                self.write_start.push(self.writes.len() as u32);
+                install(
+                    &mut self.writes,
+                    &mut scratch,
+                    txn,
+                    &wkeys[from..from + n],
+                    |o| mine.iter().any(|f| f.op == o),
+                );
+                from += n;
+            }
+            self.write_start.push(self.writes.len() as u32);
+        }
+        *dup = dups;
     }
 
     /// Pass 2: resolve every read of every transaction to its writer, and
     /// find the non-cyclic anomalies.
     fn index_reads(&mut self, out: &mut Vec<Finding>) {
         let h = self.history;
-        // Intern the keys only read, in the order of the reads, so the
-        // passes below only look keys up and can share the index. Count the
-        // ops of each half too: room for their reads.
+        // The keys only read were interned by pass 1, so the passes below
+        // only look keys up and can share the index.
         let n = h.txns.len();
         let two =
             n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
         let split = if two { n / 2 } else { n };
-        let mut ops_before_split = 0;
-        for (t, txn) in h.txns.iter().enumerate() {
-            if t < split {
-                ops_before_split += txn.ops.len();
-            }
-            if txn.status == Status::Info {
-                continue;
-            }
-            for op in &txn.ops {
-                match op {
-                    Op::Read { key, .. }
-                    | Op::ReadList {
-                        key,
-                        values: Some(_),
-                    } => {
-                        self.intern(key);
-                    }
-                    Op::RangeRead { rows, .. } => {
-                        for (k, _) in rows {
-                            self.intern(k);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let ops_before_split: usize = h.txns[..split].iter().map(|t| t.ops.len()).sum();
         // Written keys in key order, for range reads.
         let mut written_keys: Vec<u32> = {
             let mut seen = vec![false; self.keys.len()];
@@ -395,7 +439,7 @@ impl<'h> Index<'h> {
                 let o32 = o as u32;
                 match op {
                     Op::Read { key, value } => {
-                        let k = self.key_ids[key];
+                        let k = self.known_key(key);
                         self.observe(
                             t32,
                             o32,
@@ -416,7 +460,7 @@ impl<'h> Index<'h> {
                         // them, and what comes before them is an external
                         // read of the version its snapshot held.
                         let Some(vs) = values else { continue };
-                        let k = self.key_ids[key];
+                        let k = self.known_key(key);
                         let c = own_appends.get(&k).copied().unwrap_or(0) as usize;
                         if c > 0 {
                             match self.own_tail(t32, o32, k, vs, c) {
@@ -450,7 +494,7 @@ impl<'h> Index<'h> {
                     Op::RangeRead { lo, hi, rows } => {
                         let mut listed: FxHashMap<u32, Value> = FxHashMap::default();
                         for (k, v) in rows {
-                            let k = self.key_ids[k];
+                            let k = self.known_key(k);
                             listed.insert(k, *v);
                             self.observe(
                                 t32,
@@ -490,7 +534,7 @@ impl<'h> Index<'h> {
                     }
                     _ => {
                         if let Some((k, v)) = op.written() {
-                            let k = self.key_ids[k];
+                            let k = self.known_key(k);
                             own.insert(k, (v, o32));
                             if matches!(op, Op::Append { .. }) {
                                 *own_appends.entry(k).or_insert(0) += 1;
@@ -646,7 +690,7 @@ impl<'h> Index<'h> {
                 else {
                     continue;
                 };
-                let Some(&k) = self.key_ids.get(key) else {
+                let Some(k) = self.key_id(key) else {
                     continue;
                 };
                 for v in vs {
@@ -697,6 +741,62 @@ impl<'h> Index<'h> {
     /// Number of distinct sessions.
     pub fn session_count(&self) -> usize {
         self.sessions.len()
+    }
+}
+
+/// Per-transaction scratch of [`install`]: where each key's installed
+/// write is in the output.
+#[derive(Default)]
+struct InstallScratch {
+    at: FxHashMap<u32, usize>,
+}
+
+/// Appends transaction `txn`'s installed writes (the last write of each
+/// key, at the position of its first) to `writes`. `wkeys` are the key ids
+/// of its write-like ops; ops `skip` says are not installed (duplicates).
+fn install(
+    writes: &mut Vec<Write>,
+    scratch: &mut InstallScratch,
+    txn: &history::Txn,
+    wkeys: &[u32],
+    skip: impl Fn(u32) -> bool,
+) {
+    let base = writes.len();
+    let long = wkeys.len() > 16;
+    if long {
+        scratch.at.clear();
+    }
+    let mut i = 0;
+    for (o, op) in txn.ops.iter().enumerate() {
+        let Some((_, v)) = op.written() else { continue };
+        let key = wkeys[i];
+        i += 1;
+        let o = o as u32;
+        if skip(o) {
+            continue;
+        }
+        let w = Write {
+            key,
+            value: v,
+            op: o,
+        };
+        let pos = if long {
+            scratch.at.get(&key).copied()
+        } else {
+            writes[base..]
+                .iter()
+                .position(|x| x.key == key)
+                .map(|p| base + p)
+        };
+        match pos {
+            Some(p) => writes[p] = w,
+            None => {
+                if long {
+                    scratch.at.insert(key, writes.len());
+                }
+                writes.push(w);
+            }
+        }
     }
 }
 

@@ -60,6 +60,7 @@ pub mod solve;
 pub mod testgen;
 pub mod weak;
 pub mod witness;
+pub mod writers;
 
 use std::time::Duration;
 

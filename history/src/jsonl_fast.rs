@@ -206,24 +206,23 @@ impl<'a> Cur<'a> {
         Some(op)
     }
 
-    fn ops(&mut self) -> Option<Vec<Op>> {
+    /// The ops, parsed into `scratch` first so that the vector kept is
+    /// allocated once, at its final size: a vector grown by pushes has room
+    /// for 4 ops, and shrinking it is a second trip to the allocator.
+    fn ops(&mut self, scratch: &mut Vec<Op>) -> Option<Vec<Op>> {
         self.eat(b'[')?;
-        let mut ops = Vec::new();
+        scratch.clear();
         if self.peek()? == b']' {
             self.i += 1;
-            return Some(ops);
+            return Some(Vec::new());
         }
         loop {
-            ops.push(self.op()?);
+            scratch.push(self.op()?);
             match self.peek()? {
                 b',' => self.i += 1,
                 b']' => {
                     self.i += 1;
-                    // A vector grown by pushes has room for 4 ops: on a
-                    // million short transactions the spare room is a third
-                    // of the model, and each page of it a fault.
-                    ops.shrink_to_fit();
-                    return Some(ops);
+                    return Some(scratch.drain(..).collect());
                 }
                 _ => return None,
             }
@@ -268,6 +267,14 @@ impl<'a> Cur<'a> {
 /// Parses a transaction line of the usual shape; `None` sends the line to
 /// the general parser.
 pub(crate) fn parse_txn(line: &[u8]) -> Option<Txn> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<Op>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|s| parse_txn_with(line, &mut s.borrow_mut()))
+}
+
+/// [`parse_txn`] with a scratch vector for the ops.
+fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>) -> Option<Txn> {
     let mut c = Cur { b: line, i: 0 };
     c.eat(b'{')?;
     let mut t = Txn::new(0, 0, Status::Ok, Vec::new());
@@ -304,7 +311,7 @@ pub(crate) fn parse_txn(line: &[u8]) -> Option<Txn> {
                 16
             }
             b"ops" => {
-                t.ops = c.ops()?;
+                t.ops = c.ops(scratch)?;
                 32
             }
             b"error" => {
