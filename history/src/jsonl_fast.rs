@@ -222,7 +222,9 @@ impl<'a> Cur<'a> {
                 b',' => self.i += 1,
                 b']' => {
                     self.i += 1;
-                    return Some(scratch.drain(..).collect());
+                    let mut ops = Vec::with_capacity(scratch.len());
+                    ops.append(scratch);
+                    return Some(ops);
                 }
                 _ => return None,
             }
