@@ -135,6 +135,9 @@ pub struct Index<'h> {
     /// Why the history is not made of mini-transactions (`None`: it is),
     /// found once by [`not_mini`](crate::mini::not_mini) for every stage.
     pub(crate) not_mini: std::sync::OnceLock<Option<String>>,
+    /// The transactions that are not mini-transactions by their shape
+    /// ([`shape`](crate::mini::shape)), in history order.
+    pub(crate) not_mini_shaped: Vec<u32>,
 }
 
 impl<'h> Index<'h> {
@@ -158,6 +161,7 @@ impl<'h> Index<'h> {
             ops: 0,
             lists: false,
             not_mini: std::sync::OnceLock::new(),
+            not_mini_shaped: Vec::new(),
         };
         let mut dup: Vec<Finding> = Vec::new();
         ix.index_writes(&mut dup);
@@ -263,7 +267,10 @@ impl<'h> Index<'h> {
         // are those a pass of writes, then a pass of reads, would give.
         let mut read_keys: Vec<&Key> = Vec::new();
         let mut small_read: Vec<bool> = Vec::new();
-        for txn in &h.txns {
+        for (t, txn) in h.txns.iter().enumerate() {
+            if crate::mini::shape(txn).is_some() {
+                self.not_mini_shaped.push(t as u32);
+            }
             self.ops += txn.ops.len();
             let from = wkeys.len();
             let reads_count = txn.status != Status::Info;

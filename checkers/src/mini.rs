@@ -33,51 +33,71 @@ pub fn not_mini(ix: &Index) -> Option<String> {
 }
 
 fn find_not_mini(ix: &Index) -> Option<String> {
-    for t in ix.committed_txns() {
-        let txn = &ix.history.txns[t as usize];
-        if txn.status == history::Status::Info && !txn.is_read_only() {
+    // The transactions of the wrong shape were listed by the index, in
+    // order; the first committed one is the reason.
+    let t = ix
+        .not_mini_shaped
+        .iter()
+        .copied()
+        .find(|&t| ix.committed[t as usize])?;
+    let txn = &ix.history.txns[t as usize];
+    let id = txn.id;
+    Some(match shape(txn)? {
+        Shape::Blind => {
             // Its reads tell nothing, so its writes are blind.
-            return Some(format!(
-                "transaction {} has an unknown outcome, so its writes count as blind",
-                txn.id
-            ));
+            format!("transaction {id} has an unknown outcome, so its writes count as blind")
         }
-        let (mut reads, mut writes) = (0, 0);
-        for (i, op) in txn.ops.iter().enumerate() {
-            match op {
-                Op::Read { .. } => reads += 1,
-                Op::Write { key, .. } => {
-                    writes += 1;
-                    let read_first = txn.ops[..i]
-                        .iter()
-                        .any(|o| matches!(o, Op::Read { key: k, .. } if k == key));
-                    if !read_first {
-                        return Some(format!(
-                            "transaction {} writes {key} without reading it first",
-                            txn.id
-                        ));
-                    }
-                }
-                other => {
-                    return Some(format!(
-                        "transaction {} has an op ({other}) that mini-transactions do not use",
-                        txn.id
-                    ))
+        Shape::WriteUnread(key) => {
+            format!("transaction {id} writes {key} without reading it first")
+        }
+        Shape::Op(other) => {
+            format!("transaction {id} has an op ({other}) that mini-transactions do not use")
+        }
+        Shape::Reads(reads) => format!("transaction {id} has {reads} reads (1 or 2 allowed)"),
+        Shape::Writes(writes) => {
+            format!("transaction {id} has {writes} writes (at most 2 allowed)")
+        }
+    })
+}
+
+/// Why a transaction is not a mini-transaction.
+pub(crate) enum Shape<'a> {
+    /// An `info` transaction that writes.
+    Blind,
+    WriteUnread(&'a history::Key),
+    Op(&'a Op),
+    Reads(usize),
+    Writes(usize),
+}
+
+/// Why `txn` is not a mini-transaction, or `None` when it is one (should
+/// it commit). Found for every transaction while the index is built, where
+/// its ops are in the cache anyway.
+pub(crate) fn shape(txn: &history::Txn) -> Option<Shape<'_>> {
+    if txn.status == history::Status::Info && !txn.is_read_only() {
+        return Some(Shape::Blind);
+    }
+    let (mut reads, mut writes) = (0, 0);
+    for (i, op) in txn.ops.iter().enumerate() {
+        match op {
+            Op::Read { .. } => reads += 1,
+            Op::Write { key, .. } => {
+                writes += 1;
+                let read_first = txn.ops[..i]
+                    .iter()
+                    .any(|o| matches!(o, Op::Read { key: k, .. } if k == key));
+                if !read_first {
+                    return Some(Shape::WriteUnread(key));
                 }
             }
+            other => return Some(Shape::Op(other)),
         }
-        if !txn.ops.is_empty() && !(1..=2).contains(&reads) {
-            return Some(format!(
-                "transaction {} has {reads} reads (1 or 2 allowed)",
-                txn.id
-            ));
-        }
-        if writes > 2 {
-            return Some(format!(
-                "transaction {} has {writes} writes (at most 2 allowed)",
-                txn.id
-            ));
-        }
+    }
+    if !txn.ops.is_empty() && !(1..=2).contains(&reads) {
+        return Some(Shape::Reads(reads));
+    }
+    if writes > 2 {
+        return Some(Shape::Writes(writes));
     }
     None
 }
