@@ -210,7 +210,7 @@ pub fn check_with_chains(
     //    pair is a witness once checked, and only the open pairs go to the
     //    solver.
     if opts.clocks && opts.prune && chains.is_empty() && !orders.timestamps {
-        match by_clocks(ix, &known, orders, opts) {
+        match by_clocks(ix, level, &known, orders, opts) {
             Ok(decided) => return decided,
             Err(seed) => clock_seed = seed,
         }
@@ -349,17 +349,21 @@ const DERIVATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10
 /// chain) for another try.
 fn by_clocks(
     ix: &Index,
+    level: Level,
     known: &Polygraph,
     orders: Orders,
     opts: &GeneralOptions,
 ) -> Result<General, Vec<u32>> {
     if orders.sessions {
-        return clocks_once(ix, known, &ix.sessions, orders, opts, true).map_err(|_| Vec::new());
+        return clocks_once(ix, known, &ix.sessions, orders, opts, None).map_err(|_| Vec::new());
     }
     if !ix.sessions.iter().any(|s| s.len() > 1) {
         return Err(Vec::new());
     }
     let mut excused: rustc_hash::FxHashSet<u32> = Default::default();
+    // Session edges a contradiction's derivation used: cut, so that the
+    // next search does without exactly them.
+    let mut cut: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
     // How many contradictions each transaction was on.
     let mut seen: rustc_hash::FxHashMap<u32, u32> = Default::default();
     let recurring = |seen: &rustc_hash::FxHashMap<u32, u32>| -> Vec<u32> {
@@ -385,6 +389,11 @@ fn by_clocks(
                     continue;
                 }
                 if let Some(&prev) = chain.last() {
+                    if cut.contains(&(prev, t)) {
+                        chains.push(std::mem::take(&mut chain));
+                        chain.push(t);
+                        continue;
+                    }
                     let (f, to) = crate::depgraph::map_edge(known.model, prev, t, Dep::So);
                     so.push((f, to, Label::plain(Dep::So, Why::Order)));
                 }
@@ -393,13 +402,19 @@ fn by_clocks(
             chains.push(chain);
         }
         let assumed = known.known_with(so.into_iter());
-        match clocks_once(ix, &assumed, &chains, orders, opts, false) {
-            Ok(ok @ General::Ok { .. }) => return Ok(ok),
-            Err(Some(seed)) if seed.iter().any(|t| !excused.contains(t)) => {
-                for &t in &seed {
+        match clocks_once(ix, &assumed, &chains, orders, opts, Some(level)) {
+            Ok(decided) => return Ok(decided),
+            Err(Some(c)) if c.so_used.iter().any(|e| !cut.contains(e)) => {
+                for &t in &c.seed {
                     *seen.entry(t).or_default() += 1;
                 }
-                excused.extend(seed);
+                cut.extend(c.so_used);
+            }
+            Err(Some(c)) if c.seed.iter().any(|t| !excused.contains(t)) => {
+                for &t in &c.seed {
+                    *seen.entry(t).or_default() += 1;
+                }
+                excused.extend(c.seed);
             }
             _ => break,
         }
@@ -407,22 +422,49 @@ fn by_clocks(
     Err(recurring(&seen))
 }
 
-/// How many times the search by clocks under assumed session order may
-/// take transactions out of their sessions before it gives up.
-const MAX_EXCUSE_ROUNDS: usize = 6;
+/// A contradiction of the search under assumed session order: the
+/// transactions it went through, and the session edges its derivation
+/// used (none when it could not be written down).
+struct Contradicted {
+    seed: Vec<u32>,
+    so_used: Vec<(u32, u32)>,
+}
 
-/// One search by clocks over `chains` (paths of `known`). Unless `proves`
-/// (`known` holds assumptions), a contradiction is returned as its seed
-/// transactions, and a refutation by the solver as nothing.
+/// The session edges a derivation rests on.
+fn so_edges_of(d: &crate::certify::derivation::Derivation) -> Vec<(u32, u32)> {
+    use crate::certify::derivation::ProofEdge;
+    use crate::certify::EdgeClaim;
+    d.steps
+        .iter()
+        .flat_map(|s| &s.back)
+        .chain(&d.cycle)
+        .filter_map(|e| match e {
+            ProofEdge::Forced(c) if c.kind == EdgeClaim::So => Some((c.from, c.to)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many times the search by clocks under assumed session order may
+/// cut session edges or take transactions out of their sessions before it
+/// gives up (each round is also bounded by the deadline).
+const MAX_EXCUSE_ROUNDS: usize = 40;
+
+/// One search by clocks over `chains` (paths of `known`). When `known`
+/// holds assumed session order (`assumed` is the level checked), a
+/// contradiction proves something only if its derivation checks at that
+/// level without them; otherwise it is returned as its seed transactions,
+/// and a refutation by the solver as nothing.
 fn clocks_once(
     ix: &Index,
     known: &Polygraph,
     chains: &[Vec<u32>],
     orders: Orders,
     opts: &GeneralOptions,
-    proves: bool,
-) -> Result<General, Option<Vec<u32>>> {
+    assumed: Option<Level>,
+) -> Result<General, Option<Contradicted>> {
     let model = known.model;
+    let proves = assumed.is_none();
     let (order, added, open) = match clock_prune(ix, known, chains, opts.deadline) {
         ClockPruned::Decided { order } => {
             let schedule = checked_order(ix, model, orders, &order).map_err(|_| None)?;
@@ -431,7 +473,44 @@ fn clocks_once(
                 schedule,
             });
         }
-        ClockPruned::Contradiction { seed, .. } if !proves => return Err(Some(seed)),
+        ClockPruned::Contradiction { seed, proof } if !proves => {
+            // The contradiction may not need the assumed session edges:
+            // its derivation is then a refutation at the level itself,
+            // which the certificate checker decides.
+            let until = Instant::now() + DERIVATION_BUDGET;
+            let until = opts.deadline.map_or(until, |d| d.min(until));
+            let level = assumed.unwrap_or(Level::Ser);
+            let derivation = proof.derivation(ix, known, Some(until));
+            let verdict = derivation.as_ref().map(|d| {
+                let r = crate::certify::Refutation::Derivation(d.clone());
+                crate::certify::verify_each(ix.history, level, false, &[r])
+                    .iter()
+                    .all(|v| v.is_ok())
+            });
+            let checked = match (derivation, verdict) {
+                (Some(d), Some(true)) => Some(d),
+                (Some(d), _) => {
+                    return Err(Some(Contradicted {
+                        so_used: so_edges_of(&d),
+                        seed,
+                    }))
+                }
+                _ => None,
+            };
+            let Some(derivation) = checked else {
+                return Err(Some(Contradicted {
+                    seed,
+                    so_used: Vec::new(),
+                }));
+            };
+            let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
+            return Ok(General::Refuted {
+                how: "pruning (clocks, no session order)",
+                seed,
+                cycle: Some(edges),
+                derivation: Some(derivation),
+            });
+        }
         ClockPruned::Contradiction { seed, proof } => {
             let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
             // Writing the proof down searches back through the decisions:
