@@ -1474,6 +1474,40 @@ impl WeakCtx<'_> {
         }
     }
 
+    /// Each transaction's read groups, by reader.
+    fn reads_by_txn(&self) -> Vec<&[ReadEv]> {
+        let mut by_txn: Vec<&[ReadEv]> = vec![&[]; self.h.txns.len()];
+        for g in self.groups() {
+            by_txn[g[0].t3 as usize] = g;
+        }
+        by_txn
+    }
+
+    /// `t`'s so/wr predecessors, into `out`.
+    fn preds(&self, so_pred: &[u32], by_txn: &[&[ReadEv]], t: u32, out: &mut Vec<u32>) {
+        out.clear();
+        if so_pred[t as usize] != NONE {
+            out.push(so_pred[t as usize]);
+        }
+        for e in by_txn[t as usize] {
+            out.extend_from_slice(self.sources(e));
+        }
+    }
+
+    /// The co position of each transaction's last so/wr successor: after
+    /// it, the transaction's row of a causal-past table can be freed.
+    fn last_use(&self, preds: &impl Fn(u32, &mut Vec<u32>)) -> Vec<u32> {
+        let mut last_use = vec![NONE; self.h.txns.len()];
+        let mut ps: Vec<u32> = Vec::new();
+        for (i, &t) in self.co.iter().enumerate() {
+            preds(t, &mut ps);
+            for &p in &ps {
+                last_use[p as usize] = i as u32;
+            }
+        }
+        last_use
+    }
+
     /// [`cc`](Self::cc) over few written keys (`keys`: their dense ids):
     /// per transaction and key, the latest writer of the key (in co) in
     /// its causal past, computed in co order from the so/wr predecessors;
@@ -1494,27 +1528,10 @@ impl WeakCtx<'_> {
                 so_pred[t] = p;
             }
         }
-        let mut by_txn: Vec<&[ReadEv]> = vec![&[]; n];
-        for g in self.groups() {
-            by_txn[g[0].t3 as usize] = g;
-        }
-        let preds = |t: u32, out: &mut Vec<u32>| {
-            out.clear();
-            if so_pred[t as usize] != NONE {
-                out.push(so_pred[t as usize]);
-            }
-            for e in by_txn[t as usize] {
-                out.extend_from_slice(self.sources(e));
-            }
-        };
-        let mut last_use = vec![NONE; n];
+        let by_txn = self.reads_by_txn();
+        let preds = |t: u32, out: &mut Vec<u32>| self.preds(&so_pred, &by_txn, t, out);
+        let last_use = self.last_use(&preds);
         let mut ps: Vec<u32> = Vec::new();
-        for (i, &t) in self.co.iter().enumerate() {
-            preds(t, &mut ps);
-            for &p in &ps {
-                last_use[p as usize] = i as u32;
-            }
-        }
         // Entry x of a row: 1 + the co position of the latest writer of
         // key x in the transaction's causal past, itself included (0:
         // none).
@@ -1611,28 +1628,10 @@ impl WeakCtx<'_> {
                 }
             }
         }
-        let mut by_txn: Vec<&[ReadEv]> = vec![&[]; self.h.txns.len()];
-        for g in self.groups() {
-            by_txn[g[0].t3 as usize] = g;
-        }
-        let preds = |t: u32, out: &mut Vec<u32>| {
-            out.clear();
-            if so_pred[t as usize] != NONE {
-                out.push(so_pred[t as usize]);
-            }
-            for e in by_txn[t as usize] {
-                out.extend_from_slice(self.sources(e));
-            }
-        };
-        // The co position of each transaction's last so/wr successor.
-        let mut last_use = vec![NONE; n];
+        let by_txn = self.reads_by_txn();
+        let preds = |t: u32, out: &mut Vec<u32>| self.preds(&so_pred, &by_txn, t, out);
+        let last_use = self.last_use(&preds);
         let mut ps: Vec<u32> = Vec::new();
-        for (i, &t) in self.co.iter().enumerate() {
-            preds(t, &mut ps);
-            for &p in &ps {
-                last_use[p as usize] = i as u32;
-            }
-        }
         // Clocks in slots of `arena`: entry s counts session s's
         // transactions in the causal past.
         let mut arena: Vec<T> = Vec::new();
