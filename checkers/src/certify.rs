@@ -215,6 +215,41 @@ pub enum WwWhy {
     Chain(Vec<(u32, WwWhy)>),
 }
 
+impl ClaimedEdge {
+    /// The same claim over other transaction ids (see
+    /// [`Derivation::renamed`](derivation::Derivation::renamed)).
+    pub fn renamed(&self, id: &impl Fn(u32) -> u32) -> ClaimedEdge {
+        let kind = match &self.kind {
+            EdgeClaim::Ww(why) => EdgeClaim::Ww(why.renamed(id)),
+            EdgeClaim::Rw { read_from, why } => EdgeClaim::Rw {
+                read_from: read_from.map(id),
+                why: why.renamed(id),
+            },
+            other => other.clone(),
+        };
+        ClaimedEdge {
+            from: id(self.from),
+            to: id(self.to),
+            kind,
+            key: self.key.clone(),
+        }
+    }
+}
+
+impl WwWhy {
+    fn renamed(&self, id: &impl Fn(u32) -> u32) -> WwWhy {
+        match self {
+            WwWhy::Chain(links) => WwWhy::Chain(
+                links
+                    .iter()
+                    .map(|(t, why)| (id(*t), why.renamed(id)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
 /// One edge of a [`Refutation::WeakCycle`]: `from` commits before `to` in
 /// every valid commit order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,8 @@
 //!      is one for the level, and places the weak levels;
 //!    - the lattice: for `si` and `ser`, a witness of their session
 //!      variant, on a share of the time ([`stronger_witness`]);
-//!    - the general black-box search (known edges, witnesses, a time- or
+//!    - the general black-box search ([`general`](crate::general): known
+//!      edges, witnesses, pruning by clocks with windows, a time- or
 //!      order-guided polygraph, a local refutation, the complete
 //!      polygraph).
 //! 3. **Place** the other levels ([`place`]): the lattice where it applies,

@@ -1,19 +1,33 @@
 //! Black-box checking of SER and SI (and their session and real-time
 //! variants) for any read/write history.
 //!
-//! The steps, cheapest first:
+//! The stages of [`check_with_chains`], cheapest first; each decides or
+//! passes on:
 //!
 //! 1. **Known edges.** wr, so, rt and the write-write orders the history
 //!    forces (read-modify-writes). A cycle here, or two transactions that
 //!    overwrote the same version, is an anomaly under every version order.
 //! 2. **Witness.** Sort the known graph topologically, breaking ties by
 //!    time (commit order approximates real time in real databases, Viper's
-//!    heuristic), take each key's version order from it, and check that one
-//!    order in linear time. If its graph is acyclic the history is valid:
-//!    the witness is a certificate. A failed witness proves nothing.
-//! 3. **Polygraph.** One constraint per pair of writers of a key; prune by
-//!    reachability until nothing changes; solve what is left with CDCL plus
-//!    an acyclicity theory, starting from the witness's choices.
+//!    heuristic) or, without times, by layers of read-from and session
+//!    order; take each key's version order from it, and check that one
+//!    order in linear time. An acyclic graph is a witness. A failed witness
+//!    proves nothing.
+//! 3. **Pruning by clocks** over the sessions ([`clock_prune`]); for
+//!    `si` and `ser`, which ignore sessions, under *assumed* session order:
+//!    its `ok` is checked at the level, its contradiction counts only when
+//!    its derivation needs no session edge. Otherwise the real anomaly is
+//!    looked for in windows around the contradiction
+//!    ([`window`](crate::window)), and the session edges it used are cut
+//!    for another round.
+//! 4. **Guided polygraph.** Writers far apart in real time (or in the
+//!    guessed order) are assumed ordered; the proposal is checked.
+//! 5. **Local search** for a small refuted sub-history around where the
+//!    witness failed ([`interpret`](crate::interpret)).
+//! 6. **Complete polygraph.** One constraint per pair of writers of a key;
+//!    prune by reachability until nothing changes; solve what is left
+//!    with CDCL plus an acyclicity theory, starting from the witness's
+//!    choices.
 //!
 //! Guesses only ever speed things up: "ok" needs a witness or a model, and
 //! "anomalous" needs a contradiction; running out of time gives "unknown".
@@ -344,9 +358,10 @@ const DERIVATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10
 /// When the level orders sessions, they are the chains. When it does not
 /// (`si`, `ser`), session order is *assumed* (most histories keep it, and
 /// with it pruning decides nearly every pair), so only an `ok`, checked
-/// against the level itself, counts; a contradiction proves nothing, and
-/// the transactions it went through leave their sessions (each its own
-/// chain) for another try.
+/// against the level itself, counts. A contradiction counts only when its
+/// derivation needs no session edge; otherwise windows around it are
+/// checked on their own (within a third of the time left), and the session
+/// edges it used are cut for another try.
 fn by_clocks(
     ix: &Index,
     level: Level,
@@ -375,6 +390,8 @@ fn by_clocks(
         v.sort_unstable();
         v
     };
+    let windows_until = crate::window::share(opts.deadline);
+    let mut ranks: Option<crate::window::Ranks> = None;
     for _ in 0..MAX_EXCUSE_ROUNDS {
         if opts.deadline.is_some_and(|d| Instant::now() > d) {
             return Err(recurring(&seen));
@@ -402,7 +419,23 @@ fn by_clocks(
             chains.push(chain);
         }
         let assumed = known.known_with(so.into_iter());
-        match clocks_once(ix, &assumed, &chains, orders, opts, Some(level)) {
+        let outcome = clocks_once(ix, &assumed, &chains, orders, opts, Some(level));
+        // A contradiction that needs session edges: look for the real
+        // anomaly in windows around it, while their share of time lasts.
+        if let (Err(Some(c)), true) = (&outcome, opts.local && Instant::now() < windows_until) {
+            let ranks = ranks.get_or_insert_with(|| {
+                let order = topo_order_by(ix, &assumed, Ties::Layers)
+                    .unwrap_or_else(|| (0..assumed.nodes as u32).collect());
+                let pos = positions(&order);
+                crate::window::Ranks::new(ix, |t| pos[commit_node(known.model, t) as usize])
+            });
+            if let Some(refuted) =
+                crate::window::refute_by_windows(ix, level, ranks, &c.seed, windows_until)
+            {
+                return Ok(refuted);
+            }
+        }
+        match outcome {
             Ok(decided) => return Ok(decided),
             Err(Some(c)) if c.so_used.iter().any(|e| !cut.contains(e)) => {
                 for &t in &c.seed {

@@ -59,6 +59,7 @@ pub mod report;
 pub mod solve;
 pub mod testgen;
 pub mod weak;
+pub mod window;
 pub mod witness;
 pub mod writers;
 

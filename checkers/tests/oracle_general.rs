@@ -298,3 +298,67 @@ fn the_generator_exercises_every_method() {
         );
     }
 }
+
+/// A refuted window refutes the whole history: on random histories, every
+/// window (a random set of committed transactions) the window check
+/// refutes at si or ser is a history the oracle rejects, with the proof
+/// renamed to the whole history's ids and certified against it.
+#[test]
+fn refuted_windows_are_refuted_histories() {
+    use checkers::index::Index;
+    use checkers::window::{refute_by_windows, refute_window, Ranks};
+    use rand::seq::SliceRandom;
+    use rand::RngExt;
+    let cfg = GenConfig {
+        max_txns: 8,
+        keys: 2,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (mut refuted, mut proper) = (0usize, 0usize);
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    for i in 0..10_000 {
+        let h = random_history(&mut rng, &cfg);
+        let ix = Index::new(&h);
+        if !ix.findings.is_empty() {
+            continue;
+        }
+        let mut committed: Vec<u32> = ix.committed_txns().collect();
+        for &l in &[Level::Si, Level::Ser] {
+            committed.shuffle(&mut rng);
+            let keep = rng.random_range(1..=committed.len().max(1));
+            let window = &committed[..keep.min(committed.len())];
+            let seed: Vec<u32> = window.iter().take(1).copied().collect();
+            let whole = Ranks::new(&ix, |t| t);
+            for got in [
+                refute_window(&ix, l, window, &seed, far),
+                refute_by_windows(&ix, l, &whole, &seed, far),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                assert!(
+                    !oracle::satisfies(&h, l).expect("strong level"),
+                    "history {i} at {l}: a window refuted a valid history\n{}",
+                    to_jsonl_string(&h)
+                );
+                let checkers::general::General::Refuted { derivation, .. } = got else {
+                    panic!("a window's verdict is a refutation");
+                };
+                let d = derivation.expect("a window's refutation has its derivation");
+                let proof = checkers::certify::Refutation::Derivation(d);
+                assert!(
+                    checkers::certify::verify_each(&h, l, false, &[proof])[0].is_ok(),
+                    "history {i} at {l}: the renamed proof does not check"
+                );
+                refuted += 1;
+                proper += usize::from(window.len() < committed.len());
+            }
+        }
+    }
+    eprintln!("refuted {refuted}, of them by a proper window {proper}");
+    assert!(
+        refuted > 200 && proper > 20,
+        "refuted {refuted}, proper {proper}"
+    );
+}

@@ -210,3 +210,30 @@ fn closes(fam: Family, first: &ClaimedEdge, path: &[&ClaimedEdge]) -> Result<(),
         ))
     }
 }
+
+impl Derivation {
+    /// The same derivation over other transaction ids: a proof found on a
+    /// sub-history, told in the whole history's ids.
+    pub fn renamed(&self, id: &impl Fn(u32) -> u32) -> Derivation {
+        let edge = |e: &ProofEdge| match e {
+            ProofEdge::Forced(c) => ProofEdge::Forced(c.renamed(id)),
+            ProofEdge::Chosen { step, edge } => ProofEdge::Chosen {
+                step: *step,
+                edge: edge.renamed(id),
+            },
+        };
+        Derivation {
+            steps: self
+                .steps
+                .iter()
+                .map(|s| Step {
+                    first: id(s.first),
+                    second: id(s.second),
+                    rejected: s.rejected.renamed(id),
+                    back: s.back.iter().map(edge).collect(),
+                })
+                .collect(),
+            cycle: self.cycle.iter().map(edge).collect(),
+        }
+    }
+}
