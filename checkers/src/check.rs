@@ -575,10 +575,7 @@ fn decide(
                     let budget = Instant::now() + (2 * spent).clamp(MINIMIZE_FOR / 6, MINIMIZE_FOR);
                     let until = Some(deadline.map_or(budget, |d| d.min(budget)));
                     let core = counterexample_core(ix, level, &seed, until);
-                    let cycle = cycle.filter(|c| !c.is_empty()).map(|edges| Cycle {
-                        scope: Scope::Item,
-                        edges,
-                    });
+                    let cycle = cycle.filter(|c| !c.is_empty()).map(Cycle::of_edges);
                     // The proof: the refuted core re-decided alone, else the
                     // closing cycle when every edge of it has evidence.
                     let proof = core

@@ -19,6 +19,22 @@ pub struct Cycle {
     pub edges: Vec<TxnEdge>,
 }
 
+impl Cycle {
+    /// A cycle named by the weakest scope its edges need: a session edge
+    /// makes it a session anomaly, a real-time edge a real-time one.
+    pub fn of_edges(edges: Vec<TxnEdge>) -> Cycle {
+        let needs = |f: fn(Dep) -> bool| edges.iter().any(|e| f(e.label.dep));
+        let scope = if needs(|d| matches!(d, Dep::Rt | Dep::RtChain)) {
+            Scope::RealTime
+        } else if needs(|d| d == Dep::So) {
+            Scope::Session
+        } else {
+            Scope::Item
+        };
+        Cycle { scope, edges }
+    }
+}
+
 fn keep_for(scope: Scope) -> impl Fn(Label) -> bool {
     move |l: Label| match l.dep {
         Dep::Ww | Dep::Wr | Dep::Rw | Dep::Internal | Dep::Ts => true,

@@ -188,7 +188,13 @@ pub fn check_with_chains(
         let file = (!timed && !forced)
             .then(|| topo_order_by(ix, &known, Ties::File))
             .flatten();
-        for guess in file.iter().chain(std::iter::once(&order)) {
+        // The database's timestamps, when it gave them, are a first guess
+        // (checked like any other).
+        let stamped = !opts.use_dbts && ix.history.txns.iter().any(|t| t.dbts.is_some());
+        let dbts = stamped
+            .then(|| topo_order_by(ix, &known, Ties::DbTs))
+            .flatten();
+        for guess in dbts.iter().chain(&file).chain(std::iter::once(&order)) {
             match checked_order(ix, model, orders, guess) {
                 Ok(schedule) => {
                     return General::Ok {
@@ -498,44 +504,32 @@ fn clocks_once(
 ) -> Result<General, Option<Contradicted>> {
     let model = known.model;
     let proves = assumed.is_none();
-    let (order, added, open) = match clock_prune(ix, known, chains, opts.deadline) {
-        ClockPruned::Decided { order } => {
+    let (order, added, open) = match (clock_prune(ix, known, chains, opts.deadline), assumed) {
+        (ClockPruned::Decided { order }, _) => {
             let schedule = checked_order(ix, model, orders, &order).map_err(|_| None)?;
             return Ok(General::Ok {
                 how: "pruning (clocks)",
                 schedule,
             });
         }
-        ClockPruned::Contradiction { seed, proof } if !proves => {
+        (ClockPruned::Contradiction { seed, proof }, Some(level)) => {
             // The contradiction may not need the assumed session edges:
             // its derivation is then a refutation at the level itself,
             // which the certificate checker decides.
             let until = Instant::now() + DERIVATION_BUDGET;
             let until = opts.deadline.map_or(until, |d| d.min(until));
-            let level = assumed.unwrap_or(Level::Ser);
-            let derivation = proof.derivation(ix, known, Some(until));
-            let verdict = derivation.as_ref().map(|d| {
-                let r = crate::certify::Refutation::Derivation(d.clone());
-                crate::certify::verify_each(ix.history, level, false, &[r])
-                    .iter()
-                    .all(|v| v.is_ok())
-            });
-            let checked = match (derivation, verdict) {
-                (Some(d), Some(true)) => Some(d),
-                (Some(d), _) => {
-                    return Err(Some(Contradicted {
-                        so_used: so_edges_of(&d),
-                        seed,
-                    }))
-                }
-                _ => None,
+            let Some(derivation) = proof.derivation(ix, known, Some(until)) else {
+                let so_used = Vec::new();
+                return Err(Some(Contradicted { seed, so_used }));
             };
-            let Some(derivation) = checked else {
-                return Err(Some(Contradicted {
-                    seed,
-                    so_used: Vec::new(),
-                }));
-            };
+            let r = crate::certify::Refutation::Derivation(derivation.clone());
+            if !crate::certify::verify_each(ix.history, level, false, &[r])
+                .iter()
+                .all(|v| v.is_ok())
+            {
+                let so_used = so_edges_of(&derivation);
+                return Err(Some(Contradicted { seed, so_used }));
+            }
             let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
             return Ok(General::Refuted {
                 how: "pruning (clocks, no session order)",
@@ -544,7 +538,7 @@ fn clocks_once(
                 derivation: Some(derivation),
             });
         }
-        ClockPruned::Contradiction { seed, proof } => {
+        (ClockPruned::Contradiction { seed, proof }, None) => {
             let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
             // Writing the proof down searches back through the decisions:
             // bounded, since the verdict is already known.
@@ -566,8 +560,8 @@ fn clocks_once(
                 derivation,
             });
         }
-        ClockPruned::Pass(_) => return Err(None),
-        ClockPruned::Open { order, added, open } => (order, added, open),
+        (ClockPruned::Pass(_), _) => return Err(None),
+        (ClockPruned::Open { order, added, open }, _) => (order, added, open),
     };
     let none = rustc_hash::FxHashMap::default();
     let mut p = Polygraph::build_with(ix, model, orders, &none, Pairs::Only(&open), u64::MAX)
@@ -877,6 +871,10 @@ enum Ties {
     /// transaction's start, a commit or SER node by its end); else as
     /// `File`.
     Time,
+    /// By the database's own timestamps (`dbts`: a begin node by the
+    /// snapshot, a commit by the commit timestamp), when it reported them;
+    /// only ever a guess to check, unless `--use-dbts` trusts them.
+    DbTs,
     /// By the order of the file.
     File,
     /// By layer (the longest known path that reaches the node), then by
@@ -919,6 +917,17 @@ fn topo_order_by(ix: &Index, p: &Polygraph, ties: Ties) -> Option<Vec<u32>> {
     let timed = ties == Ties::Time && h.txns.iter().any(|t| t.start.is_some() || t.end.is_some());
     let time = |t: u32, commit: bool| -> u64 {
         let x = &h.txns[t as usize];
+        if ties == Ties::DbTs {
+            // Unstamped transactions go as early as their edges allow.
+            return x.dbts.map_or(0, |d| {
+                let at = if commit {
+                    d.commit.unwrap_or(d.start)
+                } else {
+                    d.start
+                };
+                2 * at + u64::from(commit)
+            });
+        }
         if !timed {
             return 2 * t as u64 + u64::from(commit);
         }

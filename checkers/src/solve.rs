@@ -275,7 +275,7 @@ fn solve_lazy(
         // becomes a clause, so one round learns many clauses, not one.
         let cp = g.checkpoint();
         let mut clauses: Vec<Vec<Lit>> = Vec::new();
-        for (i, &c) in open.iter().enumerate() {
+        'learn: for (i, &c) in open.iter().enumerate() {
             let lit = Lit::new(vars[i], choice[i]);
             for &(f, t, _) in p.side(c as usize, choice[i]) {
                 if let Err(cyc) = g.add(f, t, lit.idx()) {
@@ -283,12 +283,9 @@ fn solve_lazy(
                     explain(&cyc, &mut clause);
                     clauses.push(clause);
                     if clauses.len() >= LAZY_CLAUSES_PER_ROUND {
-                        break;
+                        break 'learn;
                     }
                 }
-            }
-            if clauses.len() >= LAZY_CLAUSES_PER_ROUND {
-                break;
             }
         }
         let pos = g.positions();
