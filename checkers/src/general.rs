@@ -82,6 +82,9 @@ pub struct GeneralOptions {
     /// them ([`clock_prune`](crate::clock_prune)); off to test the
     /// pair-by-pair pruning and the solver on their own.
     pub clocks: bool,
+    /// Solve what pruning leaves open (off where only a derivation is of
+    /// use: the solver's refutations come without one).
+    pub solve: bool,
 }
 
 impl Default for GeneralOptions {
@@ -97,6 +100,7 @@ impl Default for GeneralOptions {
             prove: false,
             force_fast_paths: false,
             clocks: true,
+            solve: true,
         }
     }
 }
@@ -462,11 +466,37 @@ fn by_clocks(
 }
 
 /// A contradiction of the search under assumed session order: the
-/// transactions it went through, and the session edges its derivation
-/// used (none when it could not be written down).
+/// transactions it went through, and the ends of the runs of session edges
+/// its derivation used (none when it could not be written down).
 struct Contradicted {
     seed: Vec<u32>,
     so_used: Vec<(u32, u32)>,
+}
+
+/// The ends of each run of consecutive session edges among `edges`: cutting
+/// one edge of a run already breaks every path through it, and cutting a
+/// whole run (a session's every edge, when a contradiction goes along it)
+/// multiplies the chains pruning by clocks keeps clocks for.
+fn run_ends(edges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let next: rustc_hash::FxHashMap<u32, u32> = edges.iter().copied().collect();
+    let entered: rustc_hash::FxHashSet<u32> = edges.iter().map(|&(_, t)| t).collect();
+    let mut ends = Vec::new();
+    for &(f, t) in edges {
+        if entered.contains(&f) {
+            continue; // not the first edge of its run
+        }
+        ends.push((f, t));
+        let mut last = (f, t);
+        while let Some(&u) = next.get(&last.1) {
+            last = (last.1, u);
+        }
+        if last != (f, t) {
+            ends.push(last);
+        }
+    }
+    ends.sort_unstable();
+    ends.dedup();
+    ends
 }
 
 /// The session edges a derivation rests on.
@@ -527,7 +557,7 @@ fn clocks_once(
                 .iter()
                 .all(|v| v.is_ok())
             {
-                let so_used = so_edges_of(&derivation);
+                let so_used = run_ends(&so_edges_of(&derivation));
                 return Err(Some(Contradicted { seed, so_used }));
             }
             let edges = cycle_in(known, known.known.iter().chain(&proof.added), &proof.cycle);
@@ -682,6 +712,12 @@ fn complete(
             how: "pruning",
             schedule: txn_nodes_in_order(p, &g.positions()),
         };
+    }
+    if !opts.solve {
+        return General::Unknown(format!(
+            "{} constraints left after pruning, and no solver asked for",
+            open.len()
+        ));
     }
     let polarity: Vec<bool> = open
         .iter()
@@ -1093,4 +1129,20 @@ fn order_spans(ix: &Index, model: Model, pos: &[u32], slack: u64) -> Vec<(u64, u
             (b, c + slack)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_ends;
+
+    #[test]
+    fn a_run_of_session_edges_is_cut_at_its_ends() {
+        // 1→2→3→4 is one run; 7→8 another; 10→11→12 a third.
+        let edges = [(2, 3), (1, 2), (7, 8), (3, 4), (11, 12), (10, 11)];
+        assert_eq!(
+            run_ends(&edges),
+            vec![(1, 2), (3, 4), (7, 8), (10, 11), (11, 12)]
+        );
+        assert!(run_ends(&[]).is_empty());
+    }
 }

@@ -139,6 +139,10 @@ enum Injected {
     Overwritten,
     /// A read two versions back.
     TwoBack,
+    /// A last transaction of one session that reads a written key's
+    /// initial value: fine for si (it may take the first snapshot), a
+    /// session anomaly with session order.
+    LateInitialRead,
 }
 
 fn verdict(kind: Injected, level: Level) -> Verdict {
@@ -147,6 +151,11 @@ fn verdict(kind: Injected, level: Level) -> Verdict {
         Injected::Nothing => {}
         Injected::Overwritten => inject(&mut txns),
         Injected::TwoBack => inject_two_back(&mut txns),
+        Injected::LateInitialRead => {
+            let key = txns.iter().find(|ops| ops[0].0).expect("a writer")[0].1;
+            let t = txns.len() as u32 + 1;
+            txns.push(vec![(false, key, 0, 3, t)]);
+        }
     }
     let h = parse(text(&txns).as_bytes(), Format::Text, None).expect("text history");
     let opts = CheckOptions {
@@ -201,4 +210,19 @@ fn a_read_two_versions_stale_in_100k_fails_si() {
 #[ignore]
 fn a_read_two_versions_stale_in_100k_fails_ser() {
     assert_eq!(verdict(Injected::TwoBack, Level::Ser), Verdict::Anomalous);
+}
+
+#[test]
+#[ignore]
+fn a_late_read_of_an_initial_value_in_100k_satisfies_si() {
+    assert_eq!(verdict(Injected::LateInitialRead, Level::Si), Verdict::Ok);
+}
+
+#[test]
+#[ignore]
+fn a_late_read_of_an_initial_value_in_100k_fails_strong_session_si() {
+    assert_eq!(
+        verdict(Injected::LateInitialRead, Level::StrongSessionSi),
+        Verdict::Anomalous
+    );
 }
