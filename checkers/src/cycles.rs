@@ -23,14 +23,10 @@ impl Cycle {
     /// A cycle named by the weakest scope its edges need: a session edge
     /// makes it a session anomaly, a real-time edge a real-time one.
     pub fn of_edges(edges: Vec<TxnEdge>) -> Cycle {
-        let needs = |f: fn(Dep) -> bool| edges.iter().any(|e| f(e.label.dep));
-        let scope = if needs(|d| matches!(d, Dep::Rt | Dep::RtChain)) {
-            Scope::RealTime
-        } else if needs(|d| d == Dep::So) {
-            Scope::Session
-        } else {
-            Scope::Item
-        };
+        let scope = [Scope::Item, Scope::Session, Scope::RealTime]
+            .into_iter()
+            .find(|&s| edges.iter().all(|e| keep_for(s)(e.label)))
+            .unwrap_or(Scope::RealTime);
         Cycle { scope, edges }
     }
 }

@@ -28,7 +28,7 @@ use crate::interpret::sub_history;
 
 /// Largest window checked (transactions): pruning a window grows faster
 /// than its size (1 s at 11.6k transactions, 3.8 s at 21k, 15 s at 40k in
-/// the stale-read benchmark's history).
+/// a 100k BlindW-RW history; BENCHMARKS.md, issue 14's fourth stop).
 const MAX_WINDOW: usize = 16_384;
 /// A window's time, per transaction in it.
 const PER_TXN: Duration = Duration::from_micros(500);
