@@ -507,6 +507,12 @@ pub fn verify_prepared(
     }
 }
 
+/// Whether one refutation holds at `level` (database timestamps not
+/// trusted): the check a search makes before it believes its own proof.
+pub fn refutes(h: &History, level: Level, r: Refutation) -> bool {
+    verify_each(h, level, false, &[r]).iter().all(|v| v.is_ok())
+}
+
 /// Checks each refutation on its own (one shared index of the history), so
 /// a caller can tell the ones that hold from the ones that cannot be
 /// checked ([`CertError::Unsupported`], [`CertError::TooLarge`]) or fail.

@@ -553,10 +553,7 @@ fn clocks_once(
                 return Err(Some(Contradicted { seed, so_used }));
             };
             let r = crate::certify::Refutation::Derivation(derivation.clone());
-            if !crate::certify::verify_each(ix.history, level, false, &[r])
-                .iter()
-                .all(|v| v.is_ok())
-            {
+            if !crate::certify::refutes(ix.history, level, r) {
                 let so_used = run_ends(&so_edges_of(&derivation));
                 return Err(Some(Contradicted { seed, so_used }));
             }

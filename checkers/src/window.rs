@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use history::Level;
 
-use crate::certify::{verify_each, Refutation};
+use crate::certify::{refutes, Refutation};
 use crate::general::{check_general, General, GeneralOptions};
 use crate::index::{Index, INIT};
 use crate::interpret::sub_history;
@@ -131,10 +131,7 @@ pub fn refute_window(
     let id = |t: u32| if t == INIT { INIT } else { set[t as usize] };
     let derivation = d.renamed(&id);
     let proof = Refutation::Derivation(derivation.clone());
-    if !verify_each(ix.history, level, false, &[proof])
-        .iter()
-        .all(|v| v.is_ok())
-    {
+    if !refutes(ix.history, level, proof) {
         return None;
     }
     let cycle = cycle.map(|edges| {
