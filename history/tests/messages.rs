@@ -117,3 +117,29 @@ fn auto_mode_says_what_it_guessed() {
         "{e}"
     );
 }
+
+#[test]
+fn a_text_txn_in_two_sessions_names_the_line() {
+    // Txn 3 in sessions 0 and 1: it used to become two transactions.
+    let e = err(b"w(1,5,0,3)\nw(2,6,1,3)\n", Format::Text);
+    assert_eq!(
+        e,
+        "h.in:2: txn 3 is in session 1 here but in session 0 before: a transaction belongs to one session",
+        "{e}"
+    );
+    // The same when the second session's line comes much later, after a
+    // lookup map of the transactions is already in use, and when the
+    // general (spaced) parser reads the line.
+    let mut text = String::new();
+    for t in 0..50 {
+        text.push_str(&format!("w({t},{},{},{t})\n", t + 1, t % 3));
+    }
+    text.push_str("r(1,2,1,1)\nr(0,1,1,0)\n");
+    let e = err(text.as_bytes(), Format::Text);
+    assert!(
+        e.starts_with("h.in:52: txn 0 is in session 1 here but in session 0 before"),
+        "{e}"
+    );
+    let e = err(b"w(1,5,0,3)\nw(2,7,0,4)\n\n r( 1 ,5, 2 ,3)\n", Format::Text);
+    assert!(e.starts_with("h.in:4: txn 3 is in session 2 here"), "{e}");
+}

@@ -10,12 +10,12 @@
 //! r(1,1,2,3)
 //! ```
 //!
-//! The operations of one `(session, txn)` form one transaction, in file
-//! order; transactions are ordered by their first line, which is also their
-//! session order. Transaction numbers are global in every sample (no number
-//! is used by two sessions), so the transaction id is the file's `txn`; if
-//! numbers repeat across sessions, transactions are numbered 0, 1, 2, ...
-//! in order of first appearance instead.
+//! The operations of one `txn` form one transaction, in file order (its
+//! lines need not be adjacent); transactions are ordered by their first
+//! line, which is also their session order. Transaction numbers are global
+//! in every sample, so the transaction id is the file's `txn`; a number
+//! used by two sessions is refused (an error naming the line where the
+//! second session uses it), as it cannot name one transaction.
 //!
 //! `txn = -1` marks an aborted write (Plume's `TextHistoryLoader`): the
 //! aborted writes of a session are gathered in one `Status::Fail`
@@ -56,6 +56,9 @@ use crate::model::{History, Key, Op, Status, Txn};
 /// One parsed line.
 struct Line {
     write: bool,
+    /// The line's number counted from its chunk's first line (in what
+    /// would be padding: a `Line` stays 40 bytes), for errors found later.
+    rel: u32,
     key: i64,
     value: i64,
     session: u64,
@@ -105,6 +108,7 @@ fn parse_line(s: &str) -> Result<Line, String> {
     }
     Ok(Line {
         write,
+        rel: 0,
         key,
         value,
         session: session as u64,
@@ -134,6 +138,7 @@ fn fast_line(b: &[u8]) -> Option<Line> {
     }
     Some(Line {
         write,
+        rel: 0,
         key: fields[0],
         value: fields[1],
         session: fields[2] as u64,
@@ -141,29 +146,37 @@ fn fast_line(b: &[u8]) -> Option<Line> {
     })
 }
 
-/// The lines of one block, parsed on a thread of its own; stops at the
-/// first error, with its line.
-fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, Option<(usize, String)>) {
+/// The lines of one block, parsed on a thread of its own, and the number
+/// of the block's first line; stops at the first error, with its line.
+fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, usize, Option<(usize, String)>) {
     let mut out = Vec::with_capacity(chunk.bytes.len() / 16);
+    let first = chunk.first_line;
+    // A chunk of a few megabytes has far fewer than 2^32 lines.
+    let rel = |no: usize| u32::try_from(no - first).unwrap_or(u32::MAX);
     for (no, bytes, _) in chunk.lines() {
-        if let Some(l) = fast_line(bytes) {
+        if let Some(mut l) = fast_line(bytes) {
+            l.rel = rel(no);
             out.push(l);
             continue;
         }
         let s = match chunk.text(bytes) {
             Ok(s) => s.trim(),
-            Err(msg) => return (out, Some((no, msg))),
+            Err(msg) => return (out, first, Some((no, msg))),
         };
         if s.is_empty() {
             continue;
         }
         match parse_line(s) {
-            Ok(l) => out.push(l),
-            Err(m) => return (out, Some((no, m))),
+            Ok(l) => out.push(Line { rel: rel(no), ..l }),
+            Err(m) => return (out, first, Some((no, m))),
         }
     }
-    (out, None)
+    (out, first, None)
 }
+
+// `rel` fits in `Line`'s padding: the importer's memory traffic per line is
+// what it was.
+const _: () = assert!(std::mem::size_of::<Line>() == 40);
 
 /// Parses a history in the text format.
 pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
@@ -175,15 +188,18 @@ pub fn parse(input: &str, path: Option<&Path>) -> Result<History, ParseError> {
 pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
     let mut txns: Vec<Txn> = Vec::new();
     let mut src_ids: Vec<Option<u64>> = Vec::new();
-    let mut by_id: Option<FxHashMap<(u64, i64), usize>> = None;
+    // Each transaction number's transaction (whose session it is).
+    let mut by_id: Option<FxHashMap<i64, usize>> = None;
     let mut max_txn: Option<i64> = None;
     let mut aborted: FxHashMap<u64, usize> = FxHashMap::default();
     let mut failed = None;
-    let mut take = |l: Line| {
+    // Takes one line in file order; the error is a transaction number used
+    // by a second session.
+    let mut take = |l: Line| -> Result<(), String> {
         let key = Key::Int(l.key);
         if l.txn == -1 {
             if !l.write {
-                return;
+                return Ok(());
             }
             let i = *aborted.entry(l.session).or_insert_with(|| {
                 txns.push(Txn::new(0, l.session, Status::Fail, Vec::new()));
@@ -194,12 +210,13 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
                 key,
                 value: l.value,
             });
-            return;
+            return Ok(());
         }
         // Most lines continue the transaction of the line before, and
         // most others start one numbered above all before it: neither needs
-        // a lookup. The map of every (session, txn) is built the first time
-        // a line goes back to an earlier number.
+        // a lookup (nor can name another session's transaction). The map of
+        // every txn is built the first time a line goes back to an earlier
+        // number (or to the line before's number in another session).
         let last = txns.len().checked_sub(1);
         let i = match last {
             Some(last)
@@ -214,17 +231,24 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
             }
             _ => {
                 let map = by_id.get_or_insert_with(|| {
-                    txns.iter()
-                        .zip(&src_ids)
+                    src_ids
+                        .iter()
                         .enumerate()
-                        .filter_map(|(j, (t, id))| id.map(|id| ((t.session, id as i64), j)))
+                        .filter_map(|(j, id)| id.map(|id| (id as i64, j)))
                         .collect()
                 });
-                *map.entry((l.session, l.txn)).or_insert_with(|| {
+                let j = *map.entry(l.txn).or_insert_with(|| {
                     txns.push(Txn::new(0, l.session, Status::Ok, Vec::new()));
                     src_ids.push(Some(l.txn as u64));
                     txns.len() - 1
-                })
+                });
+                if txns[j].session != l.session {
+                    return Err(format!(
+                        "txn {} is in session {} here but in session {} before: a transaction belongs to one session",
+                        l.txn, l.session, txns[j].session
+                    ));
+                }
+                j
             }
         };
         max_txn = Some(max_txn.map_or(l.txn, |m| m.max(l.txn)));
@@ -239,10 +263,15 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
                 value: Some(l.value),
             }
         });
+        Ok(())
     };
-    blocks::for_each_block(input, &|_| {}, parse_chunk, |(lines, err)| {
+    blocks::for_each_block(input, &|_| {}, parse_chunk, |(lines, first, err)| {
         for l in lines {
-            take(l);
+            let rel = l.rel as usize;
+            if let Err(msg) = take(l) {
+                failed = Some((first + rel, msg));
+                return false;
+            }
         }
         failed = err;
         failed.is_none()
@@ -500,6 +529,34 @@ mod tests {
         .unwrap();
         let shape: Vec<(u64, usize)> = h.txns.iter().map(|t| (t.id, t.ops.len())).collect();
         assert_eq!(shape, vec![(1, 2), (2, 2), (3, 1)]);
+    }
+
+    #[test]
+    fn a_txn_belongs_to_one_session() {
+        // Non-adjacent lines of one transaction in one session are fine...
+        let h = parse("w(1,1,0,3)\nw(2,1,1,4)\nr(2,1,0,3)\nw(3,1,0,5)", None).unwrap();
+        let shape: Vec<(u64, u64, usize)> = h
+            .txns
+            .iter()
+            .map(|t| (t.id, t.session, t.ops.len()))
+            .collect();
+        assert_eq!(shape, vec![(3, 0, 2), (4, 1, 1), (5, 0, 1)]);
+        // ... but one number in two sessions is refused, at the line of
+        // the second session, adjacent or not, by either parser.
+        for (text, line) in [
+            ("w(1,5,0,3)\nw(2,6,1,3)", 2),
+            ("w(1,5,0,3)\nw(2,6,1,4)\nr(1,5,2,3)", 3),
+            ("w(1,5,0,3)\nw(2,6,1,4)\nw(3,6,0,5)\n\nr( 2 ,6,0,4)", 5),
+            ("w(1,0,0,0)\nr(1,0,1,0)", 2),
+            ("w(1,1,2,-1)\nw(1,5,0,3)\nw(2,6,2,3)", 3),
+        ] {
+            let e = parse(text, None).unwrap_err();
+            assert_eq!(e.line, Some(line), "{text}: {e}");
+            assert!(
+                e.to_string().contains("belongs to one session"),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]
