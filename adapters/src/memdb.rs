@@ -41,6 +41,11 @@ use std::collections::BTreeMap;
 /// How many times a transaction that published its writes (the
 /// aborted-read bug) lets the other sessions run before it aborts.
 const DIRTY_YIELDS: usize = 16;
+
+/// How many times a read-committed append yields for a list key another
+/// transaction holds before it gives up (a lock wait timeout, which also
+/// ends deadlocks).
+const LOCK_YIELDS: usize = 2_000;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -184,6 +189,13 @@ struct State {
     /// only across commits that touched one parity each, so that it makes
     /// long forks and not fractured reads.
     parities: Vec<u8>,
+    /// Read committed: the list keys a transaction appended to, and which
+    /// transaction holds each until it ends (as a row lock from `UPDATE` to
+    /// `COMMIT` in PostgreSQL or InnoDB): its appends go on the newest list
+    /// and nobody else's commit can slip under them.
+    locks: BTreeMap<i64, u64>,
+    /// The last transaction number given out (lock owners).
+    txns: u64,
 }
 
 impl State {
@@ -248,6 +260,8 @@ struct MemTxn {
     /// (an append is one atomic update, as `SET v = v || x` is in SQL).
     appends: BTreeMap<i64, Vec<i64>>,
     dirty: bool,
+    /// This transaction's number, for the locks it holds.
+    id: u64,
 }
 
 /// One session's connection to memdb.
@@ -276,6 +290,17 @@ fn no_txn() -> DbError {
         class: ErrorClass::Statement,
         code: "MEMDB_NO_TXN".into(),
         message: "no transaction in progress".into(),
+    }
+}
+
+/// Frees the list locks `t` holds.
+fn release(st: &mut State, t: &MemTxn) {
+    if t.level == MemLevel::ReadCommitted {
+        for k in t.appends.keys() {
+            if st.locks.get(k) == Some(&t.id) {
+                st.locks.remove(k);
+            }
+        }
     }
 }
 
@@ -347,13 +372,33 @@ impl MemConn {
 
     fn end(&mut self) {
         if let Some(t) = self.txn.take() {
+            let mut st = self.db.state.lock().expect("memdb lock");
             if t.dirty {
-                let mut st = self.db.state.lock().expect("memdb lock");
                 for k in t.writes.keys() {
                     st.dirty.remove(k);
                 }
             }
+            release(&mut st, &t);
         }
+    }
+
+    /// Read committed: takes the lock of list key `k` for the transaction,
+    /// waiting (yielding) while another holds it.
+    async fn lock_list(&mut self, k: i64) -> Result<(), DbError> {
+        let id = self.txn()?.id;
+        for _ in 0..LOCK_YIELDS {
+            {
+                let mut st = self.db.state.lock().expect("memdb lock");
+                let owner = *st.locks.entry(k).or_insert(id);
+                if owner == id {
+                    return Ok(());
+                }
+            }
+            tokio::task::yield_now().await;
+        }
+        Err(abort(
+            "lock wait timeout: another transaction holds the list",
+        ))
     }
 }
 
@@ -368,7 +413,11 @@ impl Conn for MemConn {
             message: format!("memdb has no isolation level {:?}", iso.name),
         })?;
         self.end();
-        let clock = self.db.state.lock().expect("memdb lock").clock;
+        let (clock, id) = {
+            let mut st = self.db.state.lock().expect("memdb lock");
+            st.txns += 1;
+            (st.clock, st.txns)
+        };
         let (mut snapshot, mut odd_snapshot) = (clock, clock);
         match self.db.bug {
             Some(Bug::StaleRead) => snapshot = clock.saturating_sub(self.rng.random_range(0..4u64)),
@@ -407,6 +456,7 @@ impl Conn for MemConn {
             ranges: Vec::new(),
             appends: BTreeMap::new(),
             dirty,
+            id,
         });
         Ok(())
     }
@@ -454,6 +504,12 @@ impl Conn for MemConn {
     async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError> {
         // Let other sessions run between statements, as a network would.
         tokio::task::yield_now().await;
+        if lo > hi {
+            // An empty range, as `BETWEEN 2 AND 1` is (a `BTreeMap` range
+            // would panic).
+            self.txn()?;
+            return Ok(Vec::new());
+        }
         let keys: Vec<i64> = {
             let t = self.txn()?;
             t.ranges.push((Table::Reg, lo, hi));
@@ -484,6 +540,12 @@ impl Conn for MemConn {
     async fn append(&mut self, k: i64, v: i64) -> Result<(), DbError> {
         // Let other sessions run between statements, as a network would.
         tokio::task::yield_now().await;
+        if self.txn()?.level == MemLevel::ReadCommitted {
+            self.lock_list(k).await?;
+            // Held from here to the end: the list read below is the
+            // newest, and stays so until this transaction commits.
+            self.txn()?.appends.entry(k).or_default();
+        }
         let mut list = match self.get((Table::List, k))? {
             Some(Val::List(l)) => (*l).clone(),
             _ => Vec::new(),
@@ -516,6 +578,9 @@ impl Conn for MemConn {
         let t = self.txn.take().ok_or_else(no_txn)?;
         let db = Arc::clone(&self.db);
         let mut st = db.state.lock().expect("memdb lock");
+        // Whether it commits or not, under this guard nobody sees the locks
+        // go before its appends are in.
+        release(&mut st, &t);
         self.committed = None;
         if t.dirty {
             for k in t.writes.keys() {
@@ -739,6 +804,25 @@ mod tests {
             a.commit().await.unwrap();
             assert_eq!(b.commit().await.is_ok(), both_commit, "{bug:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn an_inverted_range_is_empty() {
+        let db = MemDb::new(None, 1);
+        let mut a = db.connect(1);
+        txn(&mut a, "serializable", async |c| {
+            c.upsert(1, 10, false).await.unwrap();
+            c.upsert(2, 20, false).await.unwrap();
+            assert_eq!(c.range(2, 1).await.unwrap(), vec![]);
+            assert_eq!(c.range(1, 2).await.unwrap(), vec![(1, 10), (2, 20)]);
+        })
+        .await
+        .unwrap();
+        txn(&mut a, "serializable", async |c| {
+            assert_eq!(c.range(2, 1).await.unwrap(), vec![]);
+        })
+        .await
+        .unwrap();
     }
 
     #[tokio::test]
