@@ -514,3 +514,63 @@ fn import_errors_name_the_file_line_and_problem_in_plain_words() {
         "{err}"
     );
 }
+
+#[test]
+fn a_text_txn_id_in_two_sessions_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "f.txt", "w(1,5,0,3)\nw(2,6,1,3)\n");
+    let err = usage_error(&["check", &f, "--format", "text", "--level", "rc"]);
+    assert_eq!(
+        err,
+        format!(
+            "error: {f}:2: txn 3 is in session 1 here but in session 0 before: a transaction belongs to one session"
+        )
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn inverted_range_reads_and_empty_transactions_check_ok_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    // `BETWEEN 2 AND 1`: an empty range (it used to panic, exit 101, at
+    // rc, ra, cc and pc).
+    let inverted = write(
+        dir.path(),
+        "inverted.jsonl",
+        concat!(
+            r#"{"id":1,"session":0,"status":"ok","ops":[["w",1,10],["w",2,20]]}"#,
+            "\n",
+            r#"{"id":2,"session":1,"status":"ok","ops":[["rq",2,1,[]],["r",1,10]]}"#,
+            "\n"
+        ),
+    );
+    // Two empty transactions in one session (pc's certificate used to miss
+    // the second: exit 2).
+    let empty = write(
+        dir.path(),
+        "empty.jsonl",
+        concat!(
+            r#"{"id":1,"session":0,"status":"ok","ops":[]}"#,
+            "\n",
+            r#"{"id":2,"session":0,"status":"ok","ops":[]}"#,
+            "\n"
+        ),
+    );
+    for f in [&inverted, &empty] {
+        for l in history::Level::ALL {
+            let o = harness(&["check", f, "--level", l.name()]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{f} at {l}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+            assert!(
+                stdout(&o).starts_with(&format!("{l}: ok")),
+                "{}",
+                stdout(&o)
+            );
+        }
+    }
+}

@@ -85,7 +85,12 @@
 //!   up), list reads that are not prefixes of one another or repeat an
 //!   element). A duplicate written value breaks the history model's
 //!   unique-value rule rather than the replay semantics; it is accepted at
-//!   every level, as the lattice says.
+//!   every level, as the lattice says. On a range read, each row is a read
+//!   of its key and each key in range that is not listed a read of it as
+//!   absent: a finding holds when one of them shows it (an aborted,
+//!   intermediate, thin-air or future row; a key written before by the
+//!   transaction that does not show its own last write; a key seen
+//!   otherwise by an earlier read).
 //! * [`Refutation::Cycle`]: every edge is checked against its evidence and
 //!   means "in every valid execution, both ends are committed and `from`
 //!   comes before `to`" (in the serial order, or, for SI, between the
@@ -1025,6 +1030,10 @@ fn check_dbts_events(h: &History, events: &[(u32, bool)]) -> R<()> {
 struct ReadEv {
     t3: u32,
     op: u32,
+    /// Where in program order it read: `op`, or for a list read after the
+    /// transaction's own appends to the key, the first of those appends
+    /// (the version they went on is what it shows before them).
+    at: u32,
     key: Key,
     /// The transaction whose version was read, or [`INIT`].
     src: u32,
@@ -1115,6 +1124,7 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
         }
         let mut own: HashMap<&Key, Value> = HashMap::default();
         let mut own_app: HashMap<&Key, usize> = HashMap::default();
+        let first_ev = evs.len();
         for (o, op) in txn.ops.iter().enumerate() {
             let bad = |why: String| CertError::UnexplainedRead {
                 txn: t,
@@ -1129,9 +1139,13 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                 Op::RangeRead { lo, hi, rows } => {
                     let mut ps: Vec<(&Key, Option<Value>)> =
                         rows.iter().map(|(k, v)| (k, Some(*v))).collect();
-                    for k in written.range::<Key, _>(lo..=hi) {
-                        if !rows.iter().any(|(rk, _)| rk == *k) {
-                            ps.push((*k, None));
+                    // An inverted range (`lo > hi`, as `BETWEEN 2 AND 1`
+                    // gives) is empty: it reads no key as absent.
+                    if lo <= hi {
+                        for k in written.range::<Key, _>(lo..=hi) {
+                            if !rows.iter().any(|(rk, _)| rk == *k) {
+                                ps.push((*k, None));
+                            }
                         }
                     }
                     ps
@@ -1178,6 +1192,7 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                 evs.push(ReadEv {
                     t3: t,
                     op: o as u32,
+                    at: o as u32,
                     key: key.clone(),
                     src,
                     srcs: (s, srcs.len()),
@@ -1215,7 +1230,19 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                             }
                         },
                     };
-                    let expect = if src == INIT {
+                    let expect = if mine > 0 {
+                        // After its own appends: the version they went on,
+                        // which holds every append committed before it.
+                        let all = txn
+                            .ops
+                            .iter()
+                            .filter(|p| matches!(p, Op::Append { key: k, .. } if k == key))
+                            .count();
+                        match list_end.get(&(t, key)) {
+                            Some(&e) => &full[key][..e - all],
+                            None => return Err(bad(format!("T{t} is not in the commit order"))),
+                        }
+                    } else if src == INIT {
                         &[][..]
                     } else {
                         match list_end.get(&(src, key)) {
@@ -1230,13 +1257,16 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                             fmt_list(expect)
                         )));
                     }
-                    // At rc, a read after its own appends is no
-                    // observation in program order (the list its appends
-                    // went on was read when it appended): its content is
-                    // checked above, and it takes no part in rc's axiom.
-                    if level == Level::Rc && mine > 0 {
-                        continue;
-                    }
+                    // After its own appends, it read (what they went on)
+                    // at the first of them.
+                    let at = if mine > 0 {
+                        txn.ops
+                            .iter()
+                            .position(|p| matches!(p, Op::Append { key: k, .. } if k == key))
+                            .unwrap_or(o) as u32
+                    } else {
+                        o as u32
+                    };
                     let s = srcs.len();
                     let mut seen: HashSet<u32> = HashSet::default();
                     for v in ext {
@@ -1248,6 +1278,7 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                     evs.push(ReadEv {
                         t3: t,
                         op: o as u32,
+                        at,
                         key: key.clone(),
                         src,
                         srcs: (s, srcs.len()),
@@ -1263,6 +1294,8 @@ fn verify_commit_order_general(h: &History, level: Level, co: &[u32]) -> R<()> {
                 }
             }
         }
+        // In program order of where each read happened.
+        evs[first_ev..].sort_by_key(|e| e.at);
     }
     // co extends read-from (list elements are at or before their last one).
     for e in &evs {
@@ -1413,10 +1446,10 @@ impl WeakCtx<'_> {
             // The reads of one op (a range read's keys) are not earlier
             // than each other: their sources count from the next op on.
             let mut pending: Vec<u32> = Vec::new();
-            let mut op = None;
+            let mut at = None;
             for e in g {
-                if op != Some(e.op) {
-                    op = Some(e.op);
+                if at != Some(e.at) {
+                    at = Some(e.at);
                     for s in pending.drain(..) {
                         if seen.insert(s) {
                             for y in self.written_among(s, &keys) {
@@ -2246,6 +2279,26 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             fail("no value read has only failed writers".into())
         }
         AnomalyKind::IntermediateRead => {
+            if let Op::RangeRead { rows, .. } = op {
+                // A row whose only writer (another transaction) wrote the
+                // key again later: a version it never installed.
+                let cut = rows.iter().any(|(key, v)| {
+                    let [(w, wo)] = ctx.writers(key, *v) else {
+                        return false;
+                    };
+                    let wops = &h.txns[*w as usize].ops;
+                    *w != t
+                        && !matches!(wops[*wo as usize], Op::Append { .. })
+                        && wops[*wo as usize + 1..].iter().any(|p| {
+                            matches!(p, Op::Write { key: k, .. } | Op::Insert { key: k, .. } | Op::Delete { key: k, .. } if k == key)
+                        })
+                });
+                return if cut {
+                    Ok(())
+                } else {
+                    fail("no row shows a value its writer overwrote".into())
+                };
+            }
             if let Op::ReadList {
                 key,
                 values: Some(vs),
@@ -2295,6 +2348,16 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             ))
         }
         AnomalyKind::FutureRead => {
+            if let Op::RangeRead { rows, .. } = op {
+                let later = rows
+                    .iter()
+                    .any(|(k, v)| matches!(ctx.writers(k, *v), [(w, wo)] if *w == t && *wo > o));
+                return if later {
+                    Ok(())
+                } else {
+                    fail("no row's value is written only later by the same transaction".into())
+                };
+            }
             if let Op::ReadList {
                 key,
                 values: Some(vs),
@@ -2327,6 +2390,39 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             }
         }
         AnomalyKind::NotMyOwnWrite | AnomalyKind::NotMyLastWrite => {
+            if let Op::RangeRead { lo, hi, rows } = op {
+                // A key it wrote before, listed (its row) or in range (read
+                // as absent when not listed), that does not show its own
+                // last write: a value it wrote earlier (not-my-last-write)
+                // or none of its own (not-my-own-write).
+                let wrong = txn.ops[..o as usize].iter().any(|p| {
+                    let (Op::Write { key, .. } | Op::Insert { key, .. } | Op::Delete { key, .. }) =
+                        p
+                    else {
+                        return false;
+                    };
+                    let row = rows.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+                    if row.is_none() && !(lo <= key && key <= hi) {
+                        return false; // not read
+                    }
+                    let mine = own_before(key);
+                    if row == mine.last().copied() {
+                        return false;
+                    }
+                    let is_own = row.is_some_and(|v| mine.contains(&v));
+                    matches!(
+                        (kind, is_own),
+                        (AnomalyKind::NotMyOwnWrite, false) | (AnomalyKind::NotMyLastWrite, true)
+                    )
+                });
+                return if wrong {
+                    Ok(())
+                } else {
+                    fail(format!(
+                        "T{t}'s range read shows its own last write of each key it wrote"
+                    ))
+                };
+            }
             if let Op::ReadList {
                 key,
                 values: Some(_),
@@ -2504,10 +2600,22 @@ fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32, o: u32) ->
             if split {
                 return Ok(());
             }
+            // Every read, own appends included (a read after them shows the
+            // version its transaction builds), is a version of the key: any
+            // two are prefixes of one another.
             let prefix = |a: &[Value], b: &[Value]| a.len() <= b.len() && *a == b[..a.len()];
+            let whole = |r: u32, ro: u32| match &h.txns[r as usize].ops[ro as usize] {
+                Op::ReadList {
+                    values: Some(vs), ..
+                } if external(r, ro).is_some() => Some(vs),
+                _ => None,
+            };
+            let Some(w1) = whole(t, o) else {
+                return fail(format!("T{t}'s read of {key} is not a list read"));
+            };
             for &(r, ro) in ctx.list_reads(key) {
-                if let Some(l2) = external(r, ro) {
-                    if !prefix(&l1, &l2) && !prefix(&l2, &l1) {
+                if let Some(w2) = whole(r, ro) {
+                    if !prefix(w1, w2) && !prefix(w2, w1) {
                         return Ok(());
                     }
                 }

@@ -102,8 +102,10 @@ fn reads_from(ix: &Index, r: u32, t: u32) -> bool {
     if txn.status != Status::Ok {
         return false;
     }
+    // A value written more than once names no writer.
     let by = |k: &history::Key, v: i64| {
         ix.key_id(k)
+            .filter(|&k| !ix.duplicated(k, v))
             .and_then(|k| ix.writer.get(&(k, v)))
             .is_some_and(|w| w.txn == t)
     };
@@ -148,7 +150,11 @@ pub fn weak_core(ix: &Index, a: &crate::report::Anomaly) -> Vec<u32> {
 /// `to`'s only after it.
 fn list_reader(ix: &Index, k: &history::Key, from: u32, to: u32) -> Option<u32> {
     let kid = ix.key_id(k)?;
-    let by = |v: &i64| ix.writer.get(&(kid, *v)).map(|w| w.txn);
+    let by = |v: &i64| {
+        (!ix.duplicated(kid, *v))
+            .then(|| ix.writer.get(&(kid, *v)).map(|w| w.txn))
+            .flatten()
+    };
     ix.committed_txns().find(|&r| {
         r != from
             && r != to

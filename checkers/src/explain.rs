@@ -307,6 +307,38 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
             tn(ix, t),
             show(ix, read)
         ),
+        AnomalyKind::NonRepeatableRead if matches!(op, Op::ReadList { .. }) => {
+            // Each list read's part before the transaction's own appends:
+            // what it saw of the others' appends.
+            let mut own = 0usize;
+            let mut seen: Vec<String> = Vec::new();
+            for o in &ix.history.txns[t as usize].ops {
+                match o {
+                    Op::Append { key, .. } if key == kk => own += 1,
+                    Op::ReadList {
+                        key,
+                        values: Some(vs),
+                    } if key == kk && vs.len() >= own => {
+                        let ext = format!("{:?}", &vs[..vs.len() - own]);
+                        if own > 0 {
+                            seen.push(format!("{ext} under its own appends"));
+                        } else {
+                            seen.push(ext);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let times = match seen.len() {
+                2 => "twice".to_string(),
+                n => format!("{n} times"),
+            };
+            format!(
+                "{} read list {kk} {times} and saw different versions of the others' appends: {}",
+                tn(ix, t),
+                seen.join(", then ")
+            )
+        }
         AnomalyKind::NonRepeatableRead => {
             let seen: Vec<String> = reads
                 .iter()

@@ -138,6 +138,8 @@ pub struct Index<'h> {
     /// The transactions that are not mini-transactions by their shape
     /// ([`shape`](crate::mini::shape)), in history order.
     pub(crate) not_mini_shaped: Vec<u32>,
+    /// The (key, value) pairs written more than once (a `duplicate-write`).
+    duplicated: rustc_hash::FxHashSet<(u32, Value)>,
 }
 
 impl<'h> Index<'h> {
@@ -162,9 +164,15 @@ impl<'h> Index<'h> {
             lists: false,
             not_mini: std::sync::OnceLock::new(),
             not_mini_shaped: Vec::new(),
+            duplicated: Default::default(),
         };
         let mut dup: Vec<Finding> = Vec::new();
         ix.index_writes(&mut dup);
+        for f in &dup {
+            if let Some((_, v)) = history.txns[f.txn as usize].ops[f.op as usize].written() {
+                ix.duplicated.insert((f.key, v));
+            }
+        }
         let mut raw: Vec<Finding> = Vec::new();
         ix.index_reads(&mut raw);
         ix.resolve_committed();
@@ -176,6 +184,29 @@ impl<'h> Index<'h> {
             .collect();
         ix.index_sessions();
         ix
+    }
+
+    /// True when `k = v` was written more than once (by one transaction or
+    /// several, whatever their outcome). A read of it has no one writer:
+    /// the index resolves it to none and derives nothing from it but what
+    /// holds whoever wrote it; the duplicate write is the anomaly.
+    pub fn duplicated(&self, k: u32, v: Value) -> bool {
+        !self.duplicated.is_empty() && self.duplicated.contains(&(k, v))
+    }
+
+    /// The op of `t` before `o` that wrote `k = v`, if any.
+    fn own_write_before(&self, t: u32, o: u32, k: u32, v: Value) -> Option<u32> {
+        match self.writer.get(&(k, v)) {
+            Some(l) if l.txn == t && l.op < o => Some(l.op),
+            _ if self.duplicated(k, v) => self.history.txns[t as usize].ops[..o as usize]
+                .iter()
+                .position(|p| {
+                    p.written()
+                        .is_some_and(|(pk, pv)| pv == v && self.key_id(pk) == Some(k))
+                })
+                .map(|p| p as u32),
+            _ => None,
+        }
     }
 
     /// The number of transactions.
@@ -557,22 +588,28 @@ impl<'h> Index<'h> {
     /// Whether list read `vs` of `k` by `t` at op `o` ends with exactly the
     /// `c` appends `t` made to `k` before it, in order; else the anomaly.
     fn own_tail(&self, t: u32, o: u32, k: u32, vs: &[Value], c: usize) -> Result<(), AnomalyKind> {
-        let own_at = |v: &Value| {
-            self.writer
-                .get(&(k, *v))
-                .filter(|l| l.txn == t && l.op < o)
-                .map(|l| l.op)
-        };
-        let fits = vs.len() >= c && {
-            let mut prev: Option<u32> = None;
-            vs[vs.len() - c..].iter().all(|v| match own_at(v) {
-                Some(op) if prev.is_none_or(|p| p < op) => {
-                    prev = Some(op);
-                    true
-                }
-                _ => false,
-            })
-        };
+        let own_at = |v: &Value| self.own_write_before(t, o, k, *v);
+        let tail = &vs[vs.len().saturating_sub(c)..];
+        let fits = vs.len() >= c
+            && if tail.iter().any(|v| self.duplicated(k, *v)) {
+                // A value written twice: the appends themselves, in order.
+                let appended = self.history.txns[t as usize].ops[..o as usize]
+                    .iter()
+                    .filter_map(|p| match p {
+                        Op::Append { key, value } if self.key_id(key) == Some(k) => Some(*value),
+                        _ => None,
+                    });
+                tail.iter().copied().eq(appended)
+            } else {
+                let mut prev: Option<u32> = None;
+                tail.iter().all(|v| match own_at(v) {
+                    Some(op) if prev.is_none_or(|p| p < op) => {
+                        prev = Some(op);
+                        true
+                    }
+                    _ => false,
+                })
+            };
         if fits {
             return Ok(());
         }
@@ -614,10 +651,20 @@ impl<'h> Index<'h> {
             let own = value
                 .and_then(|v| self.writer.get(&(k, v)))
                 .filter(|l| l.txn == t);
-            let kind = match own {
-                Some(l) if l.op > o => AnomalyKind::FutureRead,
-                Some(_) => AnomalyKind::NotMyLastWrite,
-                None => AnomalyKind::NotMyOwnWrite,
+            let kind = match (own, value) {
+                // Written more than once: only its own earlier writes say
+                // what the read is (a later write of it may not be the
+                // one read).
+                (_, Some(v)) if self.duplicated(k, v) => {
+                    if self.own_write_before(t, o, k, v).is_some() {
+                        AnomalyKind::NotMyLastWrite
+                    } else {
+                        AnomalyKind::NotMyOwnWrite
+                    }
+                }
+                (Some(l), _) if l.op > o => AnomalyKind::FutureRead,
+                (Some(_), _) => AnomalyKind::NotMyLastWrite,
+                (None, _) => AnomalyKind::NotMyOwnWrite,
             };
             out.push(finding(kind, None));
             return;
@@ -645,6 +692,10 @@ impl<'h> Index<'h> {
             });
             return;
         };
+        if self.duplicated(k, v) {
+            // Several writers: the read names none of them.
+            return;
+        }
         let Some(&loc) = self.writer.get(&(k, v)) else {
             out.push(finding(AnomalyKind::ThinAirRead, None));
             return;
@@ -700,7 +751,7 @@ impl<'h> Index<'h> {
                 let Some(k) = self.key_id(key) else {
                     continue;
                 };
-                for v in vs {
+                for v in vs.iter().filter(|v| !self.duplicated(k, **v)) {
                     if let Some(l) = self.writer.get(&(k, *v)) {
                         let w = l.txn as usize;
                         if w != t && !self.committed[w] && h.txns[w].status == Status::Info {

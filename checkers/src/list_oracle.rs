@@ -17,18 +17,22 @@
 //!   read after its transaction's own appends to the key must end with
 //!   exactly them; the rest (its external part) reads the version installed
 //!   by the writer `t2` of its last element (the initial version when it is
-//!   empty), and reads from the writer of every element. Then, is there a
+//!   empty), and reads from the writer of every element. A read after own
+//!   appends happened at the transaction's first append to the key (its
+//!   external part is the version that append went on). Then, is there a
 //!   total commit order `co` of the committed transactions, extending
 //!   session order and read-from, such that (1) the external part of every
 //!   read equals the appends to the key of all its writers committed up to
-//!   and including `t2`, in `co` order, and (2) the level's axiom holds
-//!   with the premises of the register oracle: for every read of `x` by
-//!   `t3` from `t2` and every other writer `t1` of `x`, the premise implies
-//!   `t1 co t2` (never true of the initial version). The premises: rc, a
-//!   read of `t3` earlier in program order reads from `t1`; ra, `t1`
-//!   precedes `t3` in session order or `t3` read from `t1`; cc, a chain of
-//!   those; pc, `t1` commits before (or is) such a direct predecessor of
-//!   `t3`.
+//!   and including `t2`, in `co` order, and, after own appends, of all the
+//!   writers committed before `t3` (the transaction installs that base
+//!   followed by its appends), and (2) the level's axiom holds with the
+//!   premises of the register oracle: for every read of `x` by `t3` from
+//!   `t2` and every other writer `t1` of `x`, the premise implies `t1 co
+//!   t2` (never true of the initial version). The premises: rc, a read of
+//!   `t3` earlier in program order (by where it happened) reads from `t1`;
+//!   ra, `t1` precedes `t3` in session order or `t3` read from `t1`; cc, a
+//!   chain of those; pc, `t1` commits before (or is) such a direct
+//!   predecessor of `t3`.
 //!
 //! `ok` transactions must commit, `fail` ones must not, and each `info`
 //! transaction may go either way; an `info` transaction's reads tell
@@ -305,12 +309,13 @@ fn si_schedule(h: &History, inc: &[bool], before: &[(usize, usize)]) -> bool {
 /// version it read (`None`: the initial version) and the writers of all
 /// its elements.
 struct ListRead {
-    op: usize,
-    /// After the transaction's own appends to the key: at rc it is no
-    /// observation in program order (the list its appends went on was read
-    /// when it appended), so it is neither constrained by nor a premise of
-    /// rc's axiom; its content still fixes the order of the appends.
-    internal: bool,
+    /// Where in program order it read: its op, or after the transaction's
+    /// own appends to the key, the first of them (the list those appends
+    /// went on was read when the first one was made).
+    at: usize,
+    /// After the transaction's own appends to the key: its external part is
+    /// every append committed before the transaction.
+    after_own: bool,
     key: Key,
     seen: Vec<Value>,
     version: Option<usize>,
@@ -354,9 +359,17 @@ fn list_reads(h: &History, inc: &[bool]) -> Option<Vec<Vec<ListRead>>> {
                             _ => return None, // thin air, aborted, own
                         }
                     }
+                    let at = if mine.is_empty() {
+                        o
+                    } else {
+                        txn.ops
+                            .iter()
+                            .position(|p| matches!(p, Op::Append { key: k, .. } if k == key))
+                            .expect("an own append")
+                    };
                     out[t].push(ListRead {
-                        op: o,
-                        internal: !mine.is_empty(),
+                        at,
+                        after_own: !mine.is_empty(),
                         key: key.clone(),
                         version: from.last().copied(),
                         from,
@@ -416,8 +429,13 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
         let co = |a: usize, b: usize| pos[a] < pos[b];
         for &t3 in &txns {
             for r in &reads[t3] {
-                // (1) The version read holds exactly the appends up to it.
-                let upto = r.version.map_or(0, |t2| pos[t2] + 1);
+                // (1) The version read holds exactly the appends up to it;
+                // after own appends, every append committed before t3.
+                let upto = if r.after_own {
+                    pos[t3]
+                } else {
+                    r.version.map_or(0, |t2| pos[t2] + 1)
+                };
                 let built: Vec<Value> = order[..upto]
                     .iter()
                     .flat_map(|&w| appends_of(w, &r.key))
@@ -426,9 +444,6 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
                     return false;
                 }
                 // (2) The axiom.
-                if level == Level::Rc && r.internal {
-                    continue;
-                }
                 for &t1 in &txns {
                     if Some(t1) == r.version || !writes(t1, &r.key) {
                         continue;
@@ -436,7 +451,7 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
                     let premise = match level {
                         Level::Rc => reads[t3]
                             .iter()
-                            .any(|r2| r2.op < r.op && !r2.internal && r2.from.contains(&t1)),
+                            .any(|r2| r2.at < r.at && r2.from.contains(&t1)),
                         Level::Ra => so[t1][t3] || wr[t1][t3],
                         Level::Cc => hb[t1][t3],
                         Level::Pc => txns
@@ -507,18 +522,51 @@ mod tests {
     }
 
     #[test]
-    fn an_internal_read_that_misses_an_earlier_append_fails_si_only() {
+    fn appends_install_the_list_a_later_read_of_the_transaction_shows() {
+        // T3's appends went on the empty list (its read shows [3]), yet T4
+        // saw T1's append before them: no level allows it.
         let h = History::from_txns(vec![
             Txn::new(1, 1, Status::Ok, vec![a(0, 1)]),
             Txn::new(3, 3, Status::Ok, vec![a(0, 3), r(0, &[3])]),
             Txn::new(4, 4, Status::Ok, vec![r(0, &[1, 3])]),
         ]);
-        for l in [Level::Rc, Level::Ra, Level::Cc, Level::Pc] {
-            assert_eq!(satisfies(&h, l), Some(true), "{l}");
-        }
-        for l in [Level::Si, Level::Ser, Level::Sser] {
+        for l in Level::ALL {
             assert_eq!(satisfies(&h, l), Some(false), "{l}");
         }
+    }
+
+    #[test]
+    fn a_read_after_own_appends_happened_at_the_first_of_them() {
+        // T1 saw T0's append, then its own append went on the empty list.
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(0, 1)]),
+            Txn::new(1, 1, Status::Ok, vec![r(0, &[1]), a(0, 2), r(0, &[2])]),
+        ]);
+        assert_eq!(satisfies(&h, Level::Rc), Some(false));
+        // T1 saw T0 (through y), then appended to x on a list without T0's
+        // append: read committed forbids it.
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(0, 7), a(1, 5)]),
+            Txn::new(1, 1, Status::Ok, vec![r(1, &[5]), a(0, 1), r(0, &[1])]),
+        ]);
+        assert_eq!(satisfies(&h, Level::Rc), Some(false));
+        // The same append before T1 saw T0: T1 committed first.
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(0, 7), a(1, 5)]),
+            Txn::new(1, 1, Status::Ok, vec![a(0, 1), r(1, &[5]), r(0, &[1])]),
+        ]);
+        assert_eq!(
+            satisfies(&h, Level::Rc),
+            Some(false),
+            "T0 -wr-> T1 -ww-> T0"
+        );
+        let h = History::from_txns(vec![
+            Txn::new(0, 0, Status::Ok, vec![a(0, 7)]),
+            Txn::new(2, 2, Status::Ok, vec![a(1, 5)]),
+            Txn::new(1, 1, Status::Ok, vec![a(0, 1), r(1, &[5]), r(0, &[1])]),
+            Txn::new(3, 3, Status::Ok, vec![r(0, &[1, 7])]),
+        ]);
+        assert_eq!(satisfies(&h, Level::Rc), Some(true));
     }
 
     #[test]

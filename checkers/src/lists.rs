@@ -9,8 +9,12 @@
 //! SER and SI are decided by one cycle search, as for mini-transactions.
 //!
 //! A read after the transaction's own appends to the key must end with
-//! exactly them (the index reports it when not); the part before them is
-//! the version its snapshot held, and takes part here like any other read.
+//! exactly them (the index reports it when not). It shows the version the
+//! transaction is building: the committed version its first append went on
+//! (its *base*), then its own appends so far; the transaction installs the
+//! base followed by all its appends. So the whole read, own appends
+//! included, is a version of the key like any other read here, as in Elle
+//! (see docs/levels.md, "A list read after the transaction's own appends").
 //!
 //! Anomalies only lists can show: two reads that are not prefixes of one
 //! another (incompatible order), an element twice in one read (duplicate
@@ -40,9 +44,9 @@ pub struct ListOrders {
 
 /// Reads every committed transaction's list reads.
 ///
-/// A read after the transaction's own appends to the key is taken without
-/// them (the index checks they end the list): the rest is the version its
-/// snapshot held, an observation like any other.
+/// A read after the transaction's own appends to the key shows the version
+/// the transaction is building (its base, then its appends so far): its
+/// base is checked like any other read, and the whole list is a version.
 pub fn list_orders(ix: &Index) -> ListOrders {
     let h = ix.history;
     let mut out = ListOrders::default();
@@ -99,20 +103,41 @@ pub fn list_orders(ix: &Index) -> ListOrders {
                     .push(finding(AnomalyKind::DuplicateElements, None));
                 continue;
             }
+            // An element written twice names no one writer: the read
+            // orders nothing (the duplicate write is the anomaly).
+            if vs.iter().any(|v| ix.duplicated(k, *v)) {
+                continue;
+            }
             // After its own appends, the read must end with them (else the
             // index reports it); the rest is the external observation.
             let c = own.get(&k).copied().unwrap_or(0) as usize;
+            // Exactly its own appends so far, in order (no element
+            // repeats here).
+            let mut prev = None;
             let tail_is_own = vs.len() >= c
-                && vs[vs.len() - c..]
-                    .iter()
-                    .all(|v| ix.writer.get(&(k, *v)).is_some_and(|l| l.txn == t));
+                && vs[vs.len() - c..].iter().all(|v| {
+                    let Some(l) = ix
+                        .writer
+                        .get(&(k, *v))
+                        .filter(|l| l.txn == t && l.op < o as u32)
+                    else {
+                        return false;
+                    };
+                    let in_order = prev.is_none_or(|p| p < l.op);
+                    prev = Some(l.op);
+                    in_order
+                });
             if !tail_is_own {
                 continue;
             }
-            let vs = &vs[..vs.len() - c];
-            if !segments_ok(ix, t, k, vs, &appends, &mut |kind, other| {
-                out.findings.push(finding(kind, other))
-            }) {
+            if !segments_ok(
+                ix,
+                t,
+                k,
+                &vs[..vs.len() - c],
+                &appends,
+                &mut |kind, other| out.findings.push(finding(kind, other)),
+            ) {
                 continue;
             }
             reads.push((k, t, o as u32, vs));
@@ -292,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn an_internal_read_orders_what_comes_before_its_own_appends() {
+    fn a_read_after_own_appends_is_the_version_its_transaction_builds() {
         let h = History::from_txns(vec![
             ok(0, vec![a(1, 1)]),
             ok(1, vec![a(1, 2)]),
@@ -301,6 +326,14 @@ mod tests {
         ]);
         let lo = list_orders(&Index::new(&h));
         assert!(lo.findings.is_empty(), "{:?}", lo.findings);
-        assert_eq!(lo.chains[&0], vec![0, 1]);
+        assert_eq!(lo.chains[&0], vec![0, 1, 2]);
+        // Its appends went on the empty list, yet another read puts T0's
+        // append before them: two versions that are not one history.
+        let h = History::from_txns(vec![
+            ok(0, vec![a(1, 1)]),
+            ok(1, vec![a(1, 3), rl(1, &[3])]),
+            ok(2, vec![rl(1, &[1, 3])]),
+        ]);
+        assert_eq!(kinds(&h), vec![AnomalyKind::IncompatibleOrder]);
     }
 }

@@ -27,6 +27,10 @@
 //!   from an initial transaction that commits before everything. Written
 //!   values must be unique per key.
 //!
+//! A range read of `lo..=hi` reads each row it lists and, as absent, every
+//! other key in range, all at one point of its transaction; an inverted
+//! range (`lo > hi`, as `BETWEEN 2 AND 1` gives) holds no key.
+//!
 //! `ok` transactions must commit, `fail` ones must not, and each `info`
 //! transaction may go either way. Exponential: only for histories of a
 //! handful of transactions.
@@ -57,6 +61,19 @@ pub fn satisfies_dbts(h: &History, level: Level) -> Option<bool> {
 }
 
 fn decide(h: &History, level: Level, dbts: bool) -> Option<bool> {
+    // A value written twice to a key, by any transaction (also a failed
+    // one, also twice by one), breaks the unique-value rule every level
+    // relies on: no level holds.
+    let mut seen: HashSet<(&Key, Value)> = HashSet::new();
+    for t in &h.txns {
+        for op in &t.ops {
+            if let Some((k, v)) = op.written() {
+                if !seen.insert((k, v)) {
+                    return Some(false);
+                }
+            }
+        }
+    }
     if matches!(level, Level::Rc | Level::Ra | Level::Cc | Level::Pc) {
         return Some(weak_satisfies(h, level));
     }
@@ -206,6 +223,22 @@ fn run(h: &History, t: usize, snapshot: &Store) -> Option<Vec<(Key, Value)>> {
             Op::Read { key, value } => {
                 let expect = own.get(key).or_else(|| snapshot.get(key)).copied();
                 if expect != *value {
+                    return None;
+                }
+            }
+            Op::RangeRead { .. } if !reads_count => {}
+            Op::RangeRead { lo, hi, rows } => {
+                // Each row is the version visible now, and every key
+                // visible in `lo..=hi` is a row (none when `lo > hi`).
+                let now = |k: &Key| own.get(k).or_else(|| snapshot.get(k)).copied();
+                if rows.iter().any(|(k, v)| now(k) != Some(*v)) {
+                    return None;
+                }
+                let unlisted = own
+                    .keys()
+                    .chain(snapshot.keys())
+                    .any(|k| lo <= k && k <= hi && !rows.iter().any(|(rk, _)| rk == k));
+                if unlisted {
                     return None;
                 }
             }
@@ -428,24 +461,45 @@ fn read_events(h: &History, inc: &[bool]) -> Option<Vec<Vec<ReadEvent>>> {
         }
         let mut own: HashMap<Key, Value> = HashMap::new();
         for (o, op) in txn.ops.iter().enumerate() {
-            match op {
-                Op::Read { key, value } => {
-                    if let Some(&mine) = own.get(key) {
-                        // After its own write: must see that write.
-                        if *value != Some(mine) {
-                            return None;
-                        }
-                        continue;
-                    }
-                    let src = match value {
-                        None => Src::Init,
-                        Some(v) => match written.get(&(key.clone(), *v)) {
-                            Some(&(w, true)) if w != t && inc[w] => Src::Txn(w),
-                            _ => return None, // thin air, aborted, intermediate, future
-                        },
-                    };
-                    out[t].push((o, key.clone(), src));
+            // A range read is a read, at one point of the program, of each
+            // row it lists and, as absent, of every other written key in
+            // `lo..=hi` (none when `lo > hi`: an inverted range is empty).
+            let points: Vec<(&Key, Option<Value>)> = match op {
+                Op::Read { key, value } => vec![(key, *value)],
+                Op::RangeRead { lo, hi, rows } => {
+                    let mut ps: Vec<(&Key, Option<Value>)> =
+                        rows.iter().map(|(k, v)| (k, Some(*v))).collect();
+                    let mut absent: Vec<&Key> = written
+                        .keys()
+                        .map(|(k, _)| k)
+                        .filter(|&k| lo <= k && k <= hi && !rows.iter().any(|(rk, _)| rk == k))
+                        .collect();
+                    absent.sort();
+                    absent.dedup();
+                    ps.extend(absent.into_iter().map(|k| (k, None)));
+                    ps
                 }
+                _ => Vec::new(),
+            };
+            for (key, value) in points {
+                if let Some(&mine) = own.get(key) {
+                    // After its own write: must see that write.
+                    if value != Some(mine) {
+                        return None;
+                    }
+                    continue;
+                }
+                let src = match value {
+                    None => Src::Init,
+                    Some(v) => match written.get(&(key.clone(), v)) {
+                        Some(&(w, true)) if w != t && inc[w] => Src::Txn(w),
+                        _ => return None, // thin air, aborted, intermediate, future
+                    },
+                };
+                out[t].push((o, key.clone(), src));
+            }
+            match op {
+                Op::Read { .. } | Op::RangeRead { .. } => {}
                 Op::Write { key, value }
                 | Op::Insert { key, value }
                 | Op::Delete { key, value } => {

@@ -300,10 +300,16 @@ impl Polygraph {
                 }
             }
             // A known chain (list reads, database timestamps) fixes the order
-            // of the writers it names; the others come after all of them.
+            // of the writers it names (a timestamp tie leaves its group
+            // unordered, and orders it against the groups before and after);
+            // the others come after all of them.
             if let Some(chain) = chains.get(&k) {
-                for w in chain.windows(2) {
-                    side_edges(k, w[0], w[1], chain_why, &mut |x, y, l| push_known(x, y, l));
+                for g in chain_groups(ix, orders, chain).windows(2) {
+                    for &a in g[0] {
+                        for &c in g[1] {
+                            side_edges(k, a, c, chain_why, &mut |x, y, l| push_known(x, y, l));
+                        }
+                    }
                 }
                 if let (Some(&last), true) = (chain.last(), rest_after_chain) {
                     for &u in &unplaced[&k] {
@@ -366,6 +372,18 @@ impl Polygraph {
             for &u in ws {
                 for &c in chained {
                     pairs.push((u, c));
+                }
+            }
+            // Writers of a timestamp chain that share a commit timestamp.
+            if only.is_none() {
+                if let Some(chain) = chains.get(&k) {
+                    for g in chain_groups(ix, orders, chain) {
+                        for i in 0..g.len() {
+                            for j in i + 1..g.len() {
+                                pairs.push((g[i], g[j]));
+                            }
+                        }
+                    }
                 }
             }
             for i in 0..ws.len() {
@@ -482,6 +500,17 @@ impl Polygraph {
             _ => None,
         }
     }
+}
+
+/// A known chain as the groups of writers it orders, in order: with
+/// timestamps, writers that share a commit timestamp are one group (the tie
+/// orders nothing between them); a list chain orders every writer.
+fn chain_groups<'c>(ix: &Index, orders: Orders, chain: &'c [u32]) -> Vec<&'c [u32]> {
+    if !orders.timestamps {
+        return chain.chunks(1).collect();
+    }
+    let ts = |t: u32| ix.history.txns[t as usize].dbts.and_then(|d| d.commit);
+    chain.chunk_by(|&a, &b| ts(a) == ts(b)).collect()
 }
 
 /// The assumed real-time order of each key's writers, in O(writes) edges:

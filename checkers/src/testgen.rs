@@ -42,6 +42,16 @@ pub struct GenConfig {
     /// causality violations, for the weak levels). 0 leaves the random
     /// stream as it was.
     pub p_fork: f64,
+    /// Lists only: probability an append is followed at once by a read of
+    /// its key (a read after the transaction's own appends). 0 leaves the
+    /// random stream as it was.
+    pub p_own_read: f64,
+    /// Lists only: probability a transaction's reads after its own appends
+    /// show them on the latest list of all transactions before it, as a
+    /// read-committed database that holds the row from the append to the
+    /// commit gives; else on its (stale) snapshot. 0 leaves the random
+    /// stream as it was.
+    pub p_locked_base: f64,
 }
 
 impl Default for GenConfig {
@@ -59,6 +69,8 @@ impl Default for GenConfig {
             per_read_stale: 0.0,
             session_floor: 0.0,
             p_fork: 0.0,
+            p_own_read: 0.0,
+            p_locked_base: 0.0,
         }
     }
 }
@@ -264,6 +276,9 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
             } else {
                 p.push(Plan::W(k, next_value));
                 next_value += 1;
+                if cfg.p_own_read > 0.0 && rng.random_bool(cfg.p_own_read) {
+                    p.push(Plan::R(k));
+                }
             }
         }
         plans.push(p);
@@ -297,6 +312,7 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
                 skip.push(j);
             }
         }
+        let locked = cfg.p_locked_base > 0.0 && rng.random_bool(cfg.p_locked_base);
         let mut ops = Vec::new();
         let mut own: Vec<(i64, Value)> = Vec::new();
         for op in &plans[i] {
@@ -309,14 +325,19 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
                     });
                 }
                 Plan::R(k) => {
-                    let snap = if rng.random_bool(cfg.per_read_stale) {
+                    // After its own appends to k, a locked transaction's
+                    // appends went on the latest list.
+                    let latest = locked && own.iter().any(|w| w.0 == k);
+                    let snap = if latest {
+                        i
+                    } else if rng.random_bool(cfg.per_read_stale) {
                         i - rng.random_range(0..=cfg.max_stale.min(i))
                     } else {
                         snap
                     };
                     let mut vs: Vec<Value> = Vec::new();
                     for (j, p) in plans.iter().enumerate().take(snap) {
-                        if status[j] == Status::Fail || skip.contains(&j) {
+                        if status[j] == Status::Fail || (!latest && skip.contains(&j)) {
                             continue;
                         }
                         for o in p {
@@ -380,6 +401,42 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
         txns.push(t);
     }
     History::from_txns(txns)
+}
+
+/// Gives a history database timestamps (`dbts`) drawn from few values, so that
+/// writers often share a commit timestamp and snapshots are often taken at
+/// a commit's timestamp (its own or another's): plausible ones (runs of
+/// transactions in the simulated order commit together, each snapshot at or
+/// just before one of the last few commit timestamps) or arbitrary ones
+/// (from a pool about as large as the history).
+pub fn stamp_ties<R: Rng>(h: &mut History, rng: &mut R) {
+    let n = h.txns.len() as u64;
+    let arbitrary = rng.random_bool(0.3);
+    let mut group = 0u64;
+    for (i, t) in h.txns.iter_mut().enumerate() {
+        if rng.random_bool(0.05) {
+            t.dbts = None;
+            continue;
+        }
+        if i > 0 && rng.random_bool(0.5) {
+            group += 1;
+        }
+        let (start, commit) = if arbitrary {
+            let a = rng.random_range(1..=n + 1);
+            let b = rng.random_range(1..=n + 1);
+            (a.min(b), a.max(b))
+        } else {
+            let back = rng.random_range(0..3u64).min(group);
+            let at = 10 * (group - back) + 10;
+            let start = if rng.random_bool(0.7) { at } else { at - 1 };
+            (start, 10 * group + 10)
+        };
+        let keep_commit = t.status != Status::Info && rng.random_bool(0.95);
+        t.dbts = Some(history::DbTs {
+            start,
+            commit: keep_commit.then_some(commit),
+        });
+    }
 }
 
 static UNCHECKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -313,6 +313,18 @@ fn fill<T: Table>(
                     other: Some(other),
                     key: k,
                 });
+                // It still overwrites the transaction's earlier write of
+                // `k`, which is then not installed either.
+                let before = if is_long {
+                    long.get(&k).copied()
+                } else {
+                    short.iter().find(|(kk, _)| *kk == k).map(|s| s.1)
+                };
+                if let Some(l) = before.and_then(|old| table.get_mut(k, old)) {
+                    if l.txn == t {
+                        l.last = false;
+                    }
+                }
                 continue;
             }
             // The transaction wrote `k` before: that value is not installed.

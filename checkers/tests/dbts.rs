@@ -178,3 +178,32 @@ fn equal_timestamps_order_nothing() {
     ]);
     assert_eq!(check(&h, Level::Si, &opts(true)).verdict, Verdict::Ok);
 }
+
+#[test]
+fn a_commit_timestamp_tie_leaves_only_the_tied_writers_unordered() {
+    // T0 writes x=1 at commit 1; T1 (x=2, y=2) and T2 (x=3) both commit at
+    // 5. T3's snapshot at 6 reads x=1 and y=2: T1 committed before it, and
+    // so (x's version order is commit order) x=1 was overwritten. At ser
+    // that is a cycle T3 -rw-> T1 -wr-> T3; the tie between T1 and T2 must
+    // not drop the order T0 < {T1, T2} on x.
+    let h = History::from_txns(vec![
+        txn(0, vec![w(1, 1)], 0, Some(1)),
+        txn(1, vec![w(1, 2), w(2, 2)], 2, Some(5)),
+        txn(2, vec![w(1, 3)], 3, Some(5)),
+        txn(3, vec![r(1, Some(1)), r(2, Some(2))], 6, None),
+    ]);
+    for l in Level::ALL {
+        let rep = check(&h, l, &opts(true));
+        checkers::testgen::assert_certified(&rep, "dbts tie");
+        assert_eq!(rep.certified, checkers::Certified::Checked, "{l}: {rep:?}");
+        let holds = checkers::oracle::satisfies_dbts(&h, l).unwrap();
+        let weak = matches!(l, Level::Rc | Level::Ra | Level::Cc | Level::Pc);
+        assert!(weak || !holds, "{l}: the oracle says it holds");
+        let want = if holds {
+            Verdict::Ok
+        } else {
+            Verdict::Anomalous
+        };
+        assert_eq!(rep.verdict, want, "{l}: {rep:?}");
+    }
+}

@@ -151,15 +151,26 @@ fn assert_levels(h: &History, ok: &[Level]) {
 const WEAK: [Level; 4] = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
 
 #[test]
-fn a_read_after_its_own_append_shows_its_snapshot() {
-    // T3's snapshot lacked T1's 1, yet 1 is ordered before T3's 3: T3 did
-    // not see a version committed before its own.
+fn a_read_after_its_own_append_shows_the_version_it_installs() {
+    // T3's append went on the empty list (its read shows [3]), yet T4 saw
+    // T1's 1 before T3's 3: two versions of x that are not one history, at
+    // every level (Elle: incompatible order). A read-committed database
+    // holds x from T3's append to its commit; a snapshot store that
+    // replays appends at commit would install [1, 3] and show [3].
     let h = History::from_txns(vec![
         t(1, vec![a("x", 1)]),
         t(3, vec![a("x", 3), r("x", &[3])]),
         t(4, vec![r("x", &[1, 3])]),
     ]);
-    assert_levels(&h, &WEAK);
+    assert_levels(&h, &[]);
+    let rep = check(&h, Level::Rc, &CheckOptions::default());
+    assert!(
+        rep.anomalies
+            .iter()
+            .any(|x| x.kind == AnomalyKind::IncompatibleOrder),
+        "{}",
+        rep.summary()
+    );
 }
 
 #[test]
@@ -296,4 +307,80 @@ fn a_first_writer_cycle_is_named_by_its_anti_dependency_not_g0() {
     // And read committed holds: nothing here is a dirty write.
     let rc = check(&h, Level::Rc, &CheckOptions::default());
     assert_eq!(rc.verdict, Verdict::Ok, "{}", rc.summary());
+}
+
+/// Issue 20, case A1: T1 saw T0's append, then its own append went on the
+/// empty list (its read after it shows [2]). At rc too: the list its append
+/// went on was read at the append, after [1]: a non-monotonic read, and two
+/// versions of x that are not one history (Elle: incompatible order).
+#[test]
+fn an_append_on_an_older_version_than_one_already_seen_fails_every_level() {
+    let h = History::from_txns(vec![
+        t(0, vec![a("x", 1)]),
+        t(1, vec![r("x", &[1]), a("x", 2), r("x", &[2])]),
+    ]);
+    assert_levels(&h, &[]);
+    let rep = check(&h, Level::Rc, &CheckOptions::default());
+    assert!(rep.fails.contains(&Level::Rc), "{}", rep.summary());
+}
+
+/// Issue 20, case A2: T1 saw T0 (through y), then appended to x on a list
+/// without T0's 7: T1 -ww(x)-> T0 -wr(y)-> T1, a G1c that rc forbids. The
+/// same with y a register (lists and registers mixed).
+#[test]
+fn an_append_that_misses_a_writer_already_seen_fails_every_level() {
+    let h = History::from_txns(vec![
+        t(0, vec![a("x", 7), a("y", 5)]),
+        t(1, vec![r("y", &[5]), a("x", 1), r("x", &[1])]),
+    ]);
+    assert_levels(&h, &[]);
+    let mixed = History::from_txns(vec![
+        t(
+            0,
+            vec![
+                a("x", 7),
+                Op::Write {
+                    key: Key::str("y"),
+                    value: 5,
+                },
+            ],
+        ),
+        t(
+            1,
+            vec![
+                Op::Read {
+                    key: Key::str("y"),
+                    value: Some(5),
+                },
+                a("x", 1),
+                r("x", &[1]),
+            ],
+        ),
+    ]);
+    for l in ALL {
+        let rep = check(&mixed, l, &CheckOptions::default());
+        checkers::testgen::assert_certified(&rep, "lists and registers");
+        assert_eq!(rep.verdict, Verdict::Anomalous, "{l}: {}", rep.summary());
+        assert!(rep.fails.contains(&Level::Rc), "{l}: {}", rep.summary());
+    }
+}
+
+/// Where a read after own appends happened decides rc: T1 read y before T0
+/// committed and appended to x after, on T0's version. Read committed
+/// allows it (T0 committed between T1's statements); read atomic does not
+/// (T1 saw T0's x and missed its y).
+#[test]
+fn a_read_after_own_appends_happened_at_the_first_append() {
+    let h = History::from_txns(vec![
+        t(0, vec![a("x", 7), a("y", 5)]),
+        t(1, vec![r("y", &[]), a("x", 1), r("x", &[7, 1])]),
+    ]);
+    assert_levels(&h, &[Level::Rc]);
+    // Appending first: the append went on [7], so T0 had committed, and
+    // then T1 read y = []: a non-monotonic read, even at rc.
+    let h = History::from_txns(vec![
+        t(0, vec![a("x", 7), a("y", 5)]),
+        t(1, vec![a("x", 1), r("y", &[]), r("x", &[7, 1])]),
+    ]);
+    assert_levels(&h, &[]);
 }

@@ -6,7 +6,7 @@
 //! "fails" / "satisfies" claim about other levels, must agree with the
 //! oracle deciding those levels directly.
 
-use checkers::testgen::{random_history, GenConfig};
+use checkers::testgen::{random_history, stamp_ties, GenConfig};
 use checkers::{check, oracle, CheckOptions, Verdict};
 use history::{to_jsonl_string, DbTs, History, Level, Status};
 use rand::{RngExt, SeedableRng};
@@ -66,6 +66,55 @@ fn truth(h: &History, l: Level) -> bool {
     }
 }
 
+/// Checks `h` at `l` and asserts that the verdict and every fails /
+/// satisfies claim agree with the oracle, and that the certificate holds.
+/// Returns whether `h` satisfies `l`.
+fn agree(i: usize, h: &History, l: Level, opts: &CheckOptions, claims: &mut usize) -> bool {
+    let want = truth(h, l);
+    let rep = check(h, l, opts);
+    if matches!(rep.certified, checkers::Certified::Failed(_)) {
+        eprintln!("{}", to_jsonl_string(h));
+        for a in &rep.anomalies {
+            eprintln!("{a}");
+        }
+    }
+    checkers::testgen::assert_certified(&rep, "oracle_dbts");
+    let got = match rep.verdict {
+        Verdict::Ok => true,
+        Verdict::Anomalous => false,
+        Verdict::Unknown => panic!("history {i}: unknown at {l}\n{}", to_jsonl_string(h)),
+    };
+    assert_eq!(
+        got,
+        want,
+        "history {i} at {l}: checker {} ({}), oracle {want}\n{}\n{}",
+        rep.verdict,
+        rep.method,
+        to_jsonl_string(h),
+        rep.anomalies
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<String>()
+    );
+    for &f in &rep.fails {
+        *claims += 1;
+        assert!(
+            !truth(h, f),
+            "history {i}: {l} claims it fails {f}, which holds\n{}",
+            to_jsonl_string(h)
+        );
+    }
+    for &s in &rep.satisfies {
+        *claims += 1;
+        assert!(
+            truth(h, s),
+            "history {i}: {l} claims it satisfies {s}, which fails\n{}",
+            to_jsonl_string(h)
+        );
+    }
+    want
+}
+
 #[test]
 fn white_box_checking_agrees_with_the_oracle() {
     let cfg = GenConfig {
@@ -83,49 +132,8 @@ fn white_box_checking_agrees_with_the_oracle() {
         let mut h = random_history(&mut rng, &cfg);
         stamp(&mut h, &mut rng);
         for (li, &l) in STRONG.iter().enumerate() {
-            let want = truth(&h, l);
-            let rep = check(&h, l, &opts);
-            if matches!(rep.certified, checkers::Certified::Failed(_)) {
-                eprintln!("{}", to_jsonl_string(&h));
-                for a in &rep.anomalies {
-                    eprintln!("{a}");
-                }
-            }
-            checkers::testgen::assert_certified(&rep, "oracle_dbts");
-            let got = match rep.verdict {
-                Verdict::Ok => true,
-                Verdict::Anomalous => false,
-                Verdict::Unknown => panic!("history {i}: unknown at {l}\n{}", to_jsonl_string(&h)),
-            };
-            assert_eq!(
-                got,
-                want,
-                "history {i} at {l}: checker {} ({}), oracle {want}\n{}\n{}",
-                rep.verdict,
-                rep.method,
-                to_jsonl_string(&h),
-                rep.anomalies
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<String>()
-            );
+            let want = agree(i, &h, l, &opts, &mut claims);
             seen[li][usize::from(want)] += 1;
-            for &f in &rep.fails {
-                claims += 1;
-                assert!(
-                    !truth(&h, f),
-                    "history {i}: {l} claims it fails {f}, which holds\n{}",
-                    to_jsonl_string(&h)
-                );
-            }
-            for &s in &rep.satisfies {
-                claims += 1;
-                assert!(
-                    truth(&h, s),
-                    "history {i}: {l} claims it satisfies {s}, which fails\n{}",
-                    to_jsonl_string(&h)
-                );
-            }
         }
     }
     for (li, s) in seen.iter().enumerate() {
@@ -137,4 +145,57 @@ fn white_box_checking_agrees_with_the_oracle() {
         "{} decided verdicts without a checked certificate",
         checkers::testgen::unchecked_certificates()
     );
+}
+
+/// The same with timestamp ties ([`stamp_ties`](checkers::testgen::stamp_ties)), at every level: two
+/// writers of a key that share a commit timestamp are unordered by it, and
+/// only they (the other timestamps still order them against the rest); a
+/// snapshot at a commit's timestamp does not see that commit.
+#[test]
+fn white_box_checking_with_timestamp_ties_agrees_with_the_oracle() {
+    let cfg = GenConfig {
+        keys: 2,
+        ..GenConfig::default()
+    };
+    let opts = CheckOptions {
+        use_dbts: true,
+        ..CheckOptions::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x71e5);
+    let mut seen = [[0usize; 2]; 10];
+    let mut claims = 0usize;
+    let (mut commit_ties, mut start_ties) = (0usize, 0usize);
+    for i in 0..4_000 {
+        let mut h = random_history(&mut rng, &cfg);
+        stamp_ties(&mut h, &mut rng);
+        let commits: Vec<u64> = h
+            .txns
+            .iter()
+            .filter_map(|t| t.dbts.and_then(|d| d.commit))
+            .collect();
+        let mut sorted = commits.clone();
+        sorted.sort_unstable();
+        commit_ties += usize::from(sorted.windows(2).any(|p| p[0] == p[1]));
+        start_ties += usize::from(
+            h.txns
+                .iter()
+                .any(|t| t.dbts.is_some_and(|d| commits.contains(&d.start))),
+        );
+        for (li, &l) in Level::ALL.iter().enumerate() {
+            let want = agree(i, &h, l, &opts, &mut claims);
+            seen[li][usize::from(want)] += 1;
+        }
+    }
+    eprintln!("{commit_ties} histories with a commit-timestamp tie, {start_ties} with a snapshot at a commit timestamp");
+    assert!(commit_ties > 1_000 && start_ties > 1_000);
+    for (li, s) in seen.iter().enumerate() {
+        eprintln!(
+            "{} --use-dbts, ties: {} anomalous, {} ok",
+            Level::ALL[li],
+            s[0],
+            s[1]
+        );
+        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", Level::ALL[li]);
+    }
+    eprintln!("{claims} fails/satisfies claims checked");
 }

@@ -24,6 +24,7 @@ const LEVELS: [Level; 10] = [
 /// Checks one history at every level; returns the oracle's verdicts.
 fn agree(h: &History, i: usize) -> [bool; 10] {
     let mut out = [false; 10];
+    let mut placed: Vec<(Level, Vec<Level>, Vec<Level>)> = Vec::new();
     for (li, &l) in LEVELS.iter().enumerate() {
         let want = list_oracle::satisfies(h, l).expect("a known level");
         let rep = check(h, l, &CheckOptions::default());
@@ -46,6 +47,25 @@ fn agree(h: &History, i: usize) -> [bool; 10] {
             rep.summary()
         );
         out[li] = want;
+        placed.push((l, rep.fails.clone(), rep.satisfies.clone()));
+    }
+    // One answer per level: what a check at one level says of another
+    // (fails / satisfies) is what checking that level says.
+    for (l, fails, satisfies) in &placed {
+        for (li, &other) in LEVELS.iter().enumerate() {
+            let placed_as = if fails.contains(&other) {
+                Some(false)
+            } else if satisfies.contains(&other) {
+                Some(true)
+            } else {
+                None
+            };
+            assert!(
+                placed_as.is_none_or(|p| p == out[li]),
+                "history {i}: the check at {l} places {other} against its own check\n{}",
+                to_jsonl_string(h)
+            );
+        }
     }
     out
 }
@@ -149,4 +169,50 @@ fn list_checker_agrees_on_forks() {
         let (a, b) = SEPARATIONS[p];
         assert!(n > 20, "{} vs {}: {n}", LEVELS[a], LEVELS[b]);
     }
+}
+
+#[test]
+fn list_checker_agrees_on_reads_after_own_appends() {
+    // Most appends are read back at once, half of the transactions on the
+    // latest list (as a read-committed database holding the row gives),
+    // the rest on their stale snapshots: where a read after own appends
+    // happened, and what it says about the version installed, decide.
+    let cfg = GenConfig {
+        max_txns: 6,
+        keys: 2,
+        p_info: 0.1,
+        p_wild: 0.02,
+        per_read_stale: 0.2,
+        session_floor: 0.7,
+        p_fork: 0.1,
+        p_own_read: 0.6,
+        p_locked_base: 0.5,
+        ..GenConfig::default()
+    };
+    // At least a third of the transactions read after their own appends.
+    let mut rng = ChaCha8Rng::seed_from_u64(0x0a3e);
+    let (mut txns, mut own_reads) = (0usize, 0usize);
+    for _ in 0..2_000 {
+        let h = random_list_history(&mut rng, &cfg);
+        for t in &h.txns {
+            txns += 1;
+            let mut appended = Vec::new();
+            let mut hit = false;
+            for op in &t.ops {
+                match op {
+                    history::Op::Append { key, .. } => appended.push(key.clone()),
+                    history::Op::ReadList { key, .. } => hit |= appended.contains(key),
+                    _ => {}
+                }
+            }
+            own_reads += usize::from(hit);
+        }
+    }
+    assert!(3 * own_reads >= txns, "{own_reads} of {txns}");
+    let (seen, apart) = run(&cfg, 0x0a3e, 10_000);
+    for (li, s) in seen.iter().enumerate() {
+        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
+    }
+    // rc ok and ra anomalous: reads after own appends that only rc allows.
+    assert!(apart[0] > 50, "{apart:?}");
 }

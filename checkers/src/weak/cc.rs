@@ -247,7 +247,6 @@ fn clocks<T: Tick>(
 
 #[cfg(test)]
 mod tests {
-    use history::Level;
     use rand::SeedableRng;
 
     use super::*;
@@ -257,7 +256,7 @@ mod tests {
     /// The forced edges and initial-version violations with clock entries
     /// of type `T`.
     fn edges<T: Tick>(ix: &Index) -> (Vec<(u32, u32, u32, u32)>, usize) {
-        let cx = Ctx::new(ix, None, Level::Cc);
+        let cx = Ctx::new(ix, None);
         let mut b: GraphBuilder<WLabel> = GraphBuilder::new(ix.len());
         let (mut inits, mut count) = (Vec::new(), 0);
         clocks::<T>(&cx, &mut b, &mut inits, &mut count, Limit::default());

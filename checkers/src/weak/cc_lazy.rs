@@ -256,7 +256,6 @@ fn next_order(
 
 #[cfg(test)]
 mod tests {
-    use history::Level;
     use rand::SeedableRng;
 
     use super::*;
@@ -323,7 +322,7 @@ mod tests {
             let cfg = if i % 2 == 0 { &few } else { &many };
             let h = random_history(&mut rng, cfg);
             let ix = Index::new(&h);
-            let cx = Ctx::new(&ix, None, Level::Cc);
+            let cx = Ctx::new(&ix, None);
             if !applies(&cx) {
                 continue;
             }

@@ -38,10 +38,11 @@ struct Just {
     clause: String,
 }
 
-/// The read events of `t3` reading `key` from `writer`.
+/// The read events of `t3` reading the version of `key` that `writer`
+/// installed (not an element of a longer list: the axiom's reads).
 fn reads_of(evs: &[Ev], key: u32, writer: u32) -> impl Iterator<Item = &Ev> {
     evs.iter()
-        .filter(move |e| e.key == key && e.writer == writer)
+        .filter(move |e| e.key == key && e.writer == writer && e.version)
 }
 
 fn justify(cx: &Ctx, t1: u32, t2: u32, l: WLabel) -> Just {
@@ -50,14 +51,14 @@ fn justify(cx: &Ctx, t1: u32, t2: u32, l: WLabel) -> Just {
     let evs = cx.events_of(t3);
     // The last read of the key from t2: the most reads come before it.
     let alpha = reads_of(&evs, l.key, t2)
-        .map(|e| e.op)
+        .map(|e| e.at)
         .max()
         .unwrap_or(NONE);
     // The premise read: the one the rc scan used, else any earlier one.
     let from_t1 = |before: u32| {
         evs.iter()
-            .find(|e| e.writer == t1 && e.op == l.op && e.op < before)
-            .or_else(|| evs.iter().find(|e| e.writer == t1 && e.op < before))
+            .find(|e| e.writer == t1 && e.op == l.op && e.at < before)
+            .or_else(|| evs.iter().find(|e| e.writer == t1 && e.at < before))
     };
     let direct = |level: Level| -> Option<Just> {
         if let Some(e) = from_t1(alpha) {
@@ -215,6 +216,13 @@ fn value_read(cx: &Ctx, t3: u32, key: u32, t2: u32) -> Option<Value> {
     reads_of(&evs, key, t2).last().and_then(|e| e.value)
 }
 
+/// Whether `t3`'s last read of `key` from `t2` is the base of its own
+/// appends (a list read after them, which happened at the first append).
+fn read_by_append(cx: &Ctx, t3: u32, key: u32, t2: u32) -> bool {
+    let evs = cx.events_of(t3);
+    reads_of(&evs, key, t2).last().is_some_and(|e| e.at != e.op)
+}
+
 /// Merges the justifications of a cycle's co edges into a common name and
 /// the weakest level the cycle violates.
 fn name_of(justs: &[Just]) -> (Option<CommonName>, Level) {
@@ -349,8 +357,15 @@ pub(super) fn cycle_to_anomaly(cx: &Ctx, path: &[PathEdge<WLabel>]) -> (Anomaly,
                     kind: EdgeKind::Ww,
                     key: Some(kk.clone()),
                     reason: format!(
-                        "{} read {kk}={} from {} {}, and {} also wrote {kk}, so {} must commit before {}",
-                        tn(ix, t3),
+                        "{} {kk}={} from {} {}, and {} also wrote {kk}, so {} must commit before {}",
+                        if read_by_append(cx, t3, e.label.key, e.to) {
+                            format!(
+                                "{}'s appends (as its later read of {kk} shows) went on",
+                                tn(ix, t3)
+                            )
+                        } else {
+                            format!("{} read", tn(ix, t3))
+                        },
                         show(value_read(cx, t3, e.label.key, e.to)),
                         tn(ix, e.to),
                         j.clause,
@@ -420,8 +435,15 @@ pub(super) fn init_to_anomaly(cx: &Ctx, v: &InitViolation) -> (Anomaly, Level) {
         kind: EdgeKind::Rw,
         key: Some(kk.clone()),
         reason: format!(
-            "{} read {kk} as absent (the initial version) {}, yet {} wrote {kk}: {} would have to commit before the initial version",
-            tn(ix, t3),
+            "{} {kk} as absent (the initial version) {}, yet {} wrote {kk}: {} would have to commit before the initial version",
+            if read_by_append(cx, t3, x, INIT) {
+                format!(
+                    "{}'s appends (as its later read of {kk} shows) went on",
+                    tn(ix, t3)
+                )
+            } else {
+                format!("{} read", tn(ix, t3))
+            },
             j.clause,
             tn(ix, t1),
             tn(ix, t1)

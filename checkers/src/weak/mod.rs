@@ -385,7 +385,12 @@ struct InitViolation {
 /// One external read event, in program order.
 #[derive(Clone, Copy, Debug)]
 struct Ev {
+    /// The op that shows the read.
     op: u32,
+    /// Where in program order the read happened: `op`, except for a list
+    /// read after the transaction's own appends to the key, whose external
+    /// part was read by the first of those appends (see the module docs).
+    at: u32,
     key: u32,
     writer: u32,
     value: Option<Value>,
@@ -407,10 +412,6 @@ struct Ctx<'a> {
     written_sorted: Vec<u32>,
     /// The history has list reads.
     lists: bool,
-    /// Checking rc: a list read after the transaction's own appends to the
-    /// key is no observation (its base was read when it appended, and rc's
-    /// premise is about program order).
-    rc: bool,
     /// What its list reads say, when it has them.
     lo: Option<&'a ListOrders>,
     /// Per transaction (CSR), the writers of list elements it read besides
@@ -420,7 +421,7 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>, level: Level) -> Ctx<'a> {
+    fn new(ix: &'a Index<'a>, lo: Option<&'a ListOrders>) -> Ctx<'a> {
         let n = ix.len();
         let mut sess_of = vec![NONE; n];
         let mut pos_of = vec![NONE; n];
@@ -463,7 +464,6 @@ impl<'a> Ctx<'a> {
             wk,
             written_sorted,
             lists: ix.lists,
-            rc: level == Level::Rc,
             lo,
             el_start: Vec::new(),
             el: Vec::new(),
@@ -527,6 +527,9 @@ impl<'a> Ctx<'a> {
     /// `None` for the non-cyclic anomalies (reported by the index).
     fn resolve(&self, t: u32, k: u32, v: Option<Value>) -> Option<u32> {
         let Some(v) = v else { return Some(INIT) };
+        if self.ix.duplicated(k, v) {
+            return None; // several writers: the read names none of them
+        }
         let loc = self.ix.writer.get(&(k, v))?;
         let w = loc.txn as usize;
         if loc.txn == t || !loc.last || loc.failed || !self.ix.committed[w] {
@@ -535,12 +538,16 @@ impl<'a> Ctx<'a> {
         Some(loc.txn)
     }
 
-    /// Every external read event of `t`, in program order, repeats
-    /// included (the index keeps only the first read of each version, but
-    /// under rc a repeat later in the transaction can matter). `own` must
-    /// start empty.
+    /// Every external read event of `t`, in program order (of `at`),
+    /// repeats included (the index keeps only the first read of each
+    /// version, but under rc a repeat later in the transaction can
+    /// matter). `own` must start empty.
     fn events(&self, t: u32, own: &mut impl OwnKeys, out: &mut Vec<Ev>) {
         out.clear();
+        // Per appended key, the op of the transaction's first append to it:
+        // where a later read's external part was read.
+        let mut first_append: smallvec::SmallVec<[(u32, u32); 4]> = smallvec::SmallVec::new();
+        let mut moved = false;
         let ix = self.ix;
         if ix.history.txns[t as usize].status != Status::Ok {
             return; // an `info` transaction's reads tell nothing
@@ -567,6 +574,7 @@ impl<'a> Ctx<'a> {
                 if let Some(writer) = known.or_else(|| self.resolve(t, key, value)) {
                     out.push(Ev {
                         op: o,
+                        at: o,
                         key,
                         writer,
                         value,
@@ -585,19 +593,24 @@ impl<'a> Ctx<'a> {
                     values: Some(vs),
                 } => {
                     let Some(k) = ix.key_id(key) else { continue };
-                    if self.rc && own.has(k) {
-                        continue;
-                    }
                     // After its own appends, the part before them is
-                    // what it read.
+                    // what it read, and it read it at the first of them.
                     let Some(vs) = self.external_part(t, o, k, vs, own.has(k)) else {
                         continue;
+                    };
+                    let at = match first_append.iter().find(|(fk, _)| *fk == k) {
+                        Some(&(_, a)) if own.has(k) => {
+                            moved = true;
+                            a
+                        }
+                        _ => o,
                     };
                     let last = vs.last().copied();
                     let lw = last.and_then(|v| self.resolve(t, k, Some(v)));
                     // Every element's writer is read from.
                     for (i, v) in vs.iter().enumerate() {
-                        let Some(l) = ix.writer.get(&(k, *v)) else {
+                        let Some(l) = ix.writer.get(&(k, *v)).filter(|_| !ix.duplicated(k, *v))
+                        else {
                             continue;
                         };
                         let w = l.txn;
@@ -613,6 +626,7 @@ impl<'a> Ctx<'a> {
                         }
                         out.push(Ev {
                             op: o,
+                            at,
                             key: k,
                             writer: w,
                             value: Some(*v),
@@ -622,6 +636,7 @@ impl<'a> Ctx<'a> {
                     if let Some(writer) = if last.is_none() { Some(INIT) } else { lw } {
                         out.push(Ev {
                             op: o,
+                            at,
                             key: k,
                             writer,
                             value: last,
@@ -653,11 +668,20 @@ impl<'a> Ctx<'a> {
                 _ => {
                     if let Some((k, _)) = op.written() {
                         if let Some(k) = ix.key_id(k) {
+                            if matches!(op, Op::Append { .. })
+                                && !first_append.iter().any(|(fk, _)| *fk == k)
+                            {
+                                first_append.push((k, o));
+                            }
                             own.add(k);
                         }
                     }
                 }
             }
+        }
+        if moved {
+            // Stable: the reads of one op stay together, in their order.
+            out.sort_by_key(|e| e.at);
         }
     }
 

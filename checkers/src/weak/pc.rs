@@ -57,7 +57,7 @@ pub(super) fn check_pc(
             witness: None,
         };
     }
-    let cx = Ctx::new(ix, lo, Level::Pc);
+    let cx = Ctx::new(ix, lo);
     let (split, origin) = split_history(&cx);
     let six = Index::new(&split);
     let opts = GeneralOptions {
@@ -121,7 +121,7 @@ pub(super) fn check_pc(
 /// Each committed transaction as a read-only transaction (its external
 /// reads, as plain reads, or its lists' external parts as list reads)
 /// followed in its session by a write-only one (its installed writes, or
-/// all its appends). Both keep the original id, so explanations name the
+/// all its appends, with its list reads after them). Both keep the original id, so explanations name the
 /// original transactions; the second result is each part's original index.
 fn split_history(cx: &Ctx) -> (History, Vec<u32>) {
     let ix = cx.ix;
@@ -170,12 +170,28 @@ fn split_history(cx: &Ctx) -> (History, Vec<u32>) {
                     .collect(),
             );
         }
-        let mut ws: Vec<Op> = orig
-            .ops
-            .iter()
-            .filter(|o| matches!(o, Op::Append { .. }))
-            .cloned()
-            .collect();
+        // The appends, and each list read after the transaction's own
+        // appends to the key: it shows the version they went on, so the
+        // write part reads it too (first committer wins then keeps every
+        // other writer of the key out until the part commits).
+        let mut appended: Vec<&history::Key> = Vec::new();
+        let mut ws: Vec<Op> = Vec::new();
+        for o in &orig.ops {
+            match o {
+                Op::Append { key, .. } => {
+                    if !appended.contains(&key) {
+                        appended.push(key);
+                    }
+                    ws.push(o.clone());
+                }
+                // (An `info` transaction's reads tell nothing.)
+                Op::ReadList {
+                    key,
+                    values: Some(_),
+                } if orig.status == Status::Ok && appended.contains(&key) => ws.push(o.clone()),
+                _ => {}
+            }
+        }
         ws.extend(
             ix.writes(t)
                 .iter()
@@ -298,9 +314,13 @@ fn with_empty(ix: &Index, co: Vec<u32>) -> Vec<u32> {
     if after.is_empty() && first.is_empty() {
         return co;
     }
-    let mut out = first;
+    // The empty transactions that open their session go first; every
+    // transaction, these included, is followed by the empty ones right
+    // after it in its session (so a session of empty transactions only is
+    // placed whole, not just its first).
+    let mut out = Vec::with_capacity(ix.len());
     let mut stack: Vec<u32> = Vec::new();
-    for t in co {
+    for t in first.into_iter().chain(co) {
         stack.push(t);
         while let Some(x) = stack.pop() {
             out.push(x);

@@ -56,6 +56,7 @@ pub(super) fn rc_edges(
             evs.clear();
             evs.extend(rs.iter().map(|r| Ev {
                 op: r.op,
+                at: r.op,
                 key: r.key,
                 writer: r.writer,
                 value: r.value,
@@ -79,10 +80,11 @@ pub(super) fn rc_edges(
         touched.clear();
         let mut i = evs.len();
         while i > 0 {
-            // The reads of one op (a range read) happen together.
-            let op = evs[i - 1].op;
+            // The reads at one point (a range read's, a list read's
+            // elements) happen together.
+            let at = evs[i - 1].at;
             let mut j = i - 1;
-            while j > 0 && evs[j - 1].op == op {
+            while j > 0 && evs[j - 1].at == at {
                 j -= 1;
             }
             for idx in j..i {

@@ -30,7 +30,7 @@ pub(super) fn saturate(
     lo: Option<&ListOrders>,
     limit: Limit,
 ) -> WeakOutcome {
-    let cx = Ctx::new(ix, lo, level);
+    let cx = Ctx::new(ix, lo);
     let method = "saturation";
     let lazy = if level == Level::Cc && cc_lazy::applies(&cx) {
         cc_lazy::cc_lazy(&cx, limit)
