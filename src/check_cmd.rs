@@ -2,11 +2,11 @@
 //! `harness convert`, which reads the same formats.
 
 use anyhow::{bail, Context, Result};
-use std::time::Duration;
 
 use checkers::CheckOptions;
 
-use crate::cli::{exit_code, print_out, CheckArgs, ConvertArgs};
+use crate::cli::{CheckArgs, ConvertArgs};
+use crate::output::{exit_code, print_out};
 use crate::progress::Reporter;
 
 /// Runs `harness check`; returns the verdict's exit code.
@@ -40,7 +40,7 @@ pub fn command(args: CheckArgs) -> Result<u8> {
         );
     }
     let mut opts = CheckOptions {
-        timeout: crate::cli::limit(args.timeout),
+        timeout: crate::output::limit(args.timeout),
         use_dbts: args.use_dbts,
         strategy: args.solver,
         skip_witness: args.no_witness,
@@ -130,16 +130,6 @@ pub fn write_certificate(
     serde_json::to_writer(&mut w, cert)?;
     std::io::Write::flush(&mut w).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
-}
-
-/// On a terminal, the verdict is shown the moment it is known: placing the
-/// other levels and shrinking counterexamples can take seconds more. This
-/// is its line.
-pub fn early_text(level: history::Level, verdict: checkers::Verdict, took: Duration) -> String {
-    format!(
-        "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
-        took.as_secs_f64()
-    )
 }
 
 /// Runs `harness convert`: reads any supported format, writes JSONL, Elle

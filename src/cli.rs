@@ -2,7 +2,6 @@
 //! subcommand. Every failure becomes one `error: ...` line and exit code 2.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -27,14 +26,14 @@ pub enum Command {
     /// Convert a history between formats.
     Convert(ConvertArgs),
     /// Run a matrix of scenarios; write summary.json and junit.xml.
-    Campaign(crate::campaign::CampaignArgs),
+    Campaign(crate::campaign::args::CampaignArgs),
     /// Compare two campaign summaries and flag regressions.
     Compare(crate::compare::CompareArgs),
     /// Rebuild the HTML report (and DOT drawings) of a run folder.
     Report(crate::report::ReportArgs),
     /// Start, stop or inspect a local multi-node cluster (galera,
     /// pg-replica), each node in its own network namespace.
-    Cluster(crate::cluster::ClusterArgs),
+    Cluster(crate::cluster::args::ClusterArgs),
 }
 
 /// The databases `--db` accepts.
@@ -98,14 +97,14 @@ pub struct RunArgs {
     /// pg-replica, read-only transactions go to the standbys. Sets --db.
     /// Its nodes are command-fault targets (`kill:target=galera-2`).
     #[arg(long, value_enum, value_name = "KIND", conflicts_with = "urls")]
-    pub cluster: Option<crate::cluster::Kind>,
+    pub cluster: Option<crate::cluster::args::Kind>,
     /// The state folder of --cluster (default /tmp/isoharness-cluster/KIND).
     #[arg(long, value_name = "DIR", requires = "cluster")]
     pub cluster_state: Option<PathBuf>,
     /// Bring --cluster up first with this many nodes, as `harness cluster
     /// up KIND --nodes N` would (a cluster already up with this shape and
     /// these options is used as it is).
-    #[arg(long, value_name = "N", requires = "cluster", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::MAX_NODES)))]
+    #[arg(long, value_name = "N", requires = "cluster", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::args::MAX_NODES)))]
     pub cluster_nodes: Option<u32>,
     /// A server option of --cluster, repeatable, as `harness cluster up
     /// --server-opt` takes it (`wsrep-sync-wait=1`); brings the cluster up
@@ -171,7 +170,7 @@ pub struct RunArgs {
     /// The TPC-C scale (--warehouses, --districts, --customers, --items,
     /// --orders).
     #[command(flatten)]
-    pub tpcc: crate::run::TpccArgs,
+    pub tpcc: crate::run::hooks::TpccArgs,
     /// How reads lock the rows they read: plain (a consistent read),
     /// for-update (SELECT ... FOR UPDATE) or share (LOCK IN SHARE MODE /
     /// FOR SHARE). postgres, yugabyte, mysql and tidb only.
@@ -209,10 +208,10 @@ pub struct RunArgs {
     pub keep_tables: bool,
     /// Command-fault targets, from the scenario file.
     #[arg(skip)]
-    pub targets: crate::nemesis::Targets,
+    pub targets: crate::nemesis::command::Targets,
     /// The scenario's expected outcome, reported after the check.
     #[arg(skip)]
-    pub expect: Option<crate::scenario::Expectation>,
+    pub expect: Option<crate::expectation::Expectation>,
 }
 
 /// A whole number in `min..=max`, or a message naming `flag` and the range.
@@ -338,44 +337,4 @@ pub struct ConvertArgs {
     /// The output's format (jsonl, elle-edn, text).
     #[arg(long, default_value = "jsonl")]
     pub to: history::Format,
-}
-
-/// Parses the command line, runs the subcommand, and maps the result to
-/// the exit codes of docs/cli.md.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(a) => crate::scenario::run_command(*a),
-        Command::Check(a) => crate::check_cmd::command(a),
-        Command::Convert(a) => crate::check_cmd::convert(a),
-        Command::Campaign(a) => crate::campaign::command(a),
-        Command::Compare(a) => crate::compare::command(a),
-        Command::Report(a) => crate::report::command(a),
-        Command::Cluster(a) => crate::cluster::command(a),
-    };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// The exit code of a verdict, as the process returns it.
-pub fn exit_code(v: checkers::Verdict) -> u8 {
-    u8::try_from(v.exit_code()).unwrap_or(2)
-}
-
-/// A time limit from the command line: `0s` means none.
-pub fn limit(d: Duration) -> Option<Duration> {
-    (!d.is_zero()).then_some(d)
-}
-
-/// Writes `text` to stdout; a closed pipe (`harness ... | head`) is not an
-/// error worth a panic.
-pub fn print_out(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -299,7 +299,7 @@ pub fn command(args: CompareArgs) -> Result<u8> {
         }
         s
     };
-    crate::cli::print_out(&text);
+    crate::output::print_out(&text);
     Ok(u8::from(!c.regressions.is_empty()))
 }
 

@@ -134,7 +134,7 @@ impl Reporter {
 
     /// Sets `opts` to tell this reporter the check's stages, and to print
     /// the verdict the moment it is known (terminal only, as
-    /// [`crate::check_cmd::early_text`] says).
+    /// [`early_text`] says).
     pub fn watch(self: &Arc<Self>, opts: &mut CheckOptions, early_verdict: bool) {
         let me = Arc::clone(self);
         let times = stage_times();
@@ -149,7 +149,7 @@ impl Reporter {
         if early_verdict && matches!(**self, Reporter::Terminal(_)) {
             let me = Arc::clone(self);
             opts.on_verdict = Some(Arc::new(move |level, verdict, took| {
-                me.println(&crate::check_cmd::early_text(level, verdict, took));
+                me.println(&early_text(level, verdict, took));
             }));
         }
     }
@@ -250,6 +250,16 @@ impl Drop for StatusPrinter {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// On a terminal, the verdict is shown the moment it is known: placing the
+/// other levels and shrinking counterexamples can take seconds more. This
+/// is its line.
+pub fn early_text(level: history::Level, verdict: checkers::Verdict, took: Duration) -> String {
+    format!(
+        "{level}: {verdict} (decided in {:.2} s; placing the other levels and shrinking counterexamples)",
+        took.as_secs_f64()
+    )
 }
 
 #[cfg(test)]

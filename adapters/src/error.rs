@@ -246,6 +246,22 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
+/// The error and its causes, joined (drivers put the OS error in the
+/// source).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
 /// Removes every occurrence of `secret` from `text` (used on driver
 /// messages, in case one echoes a connection string).
 pub fn scrub(text: &str, secret: Option<&str>) -> String {

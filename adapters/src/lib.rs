@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod exec;
+pub mod family;
 pub mod memdb;
 pub mod mysql;
 pub mod postgres;
@@ -40,6 +41,13 @@ pub struct Isolation {
     pub name: &'static str,
     /// The statement that opens a transaction at this level.
     pub begin: &'static str,
+}
+
+impl Isolation {
+    /// The level the database calls `name`, opened with `begin`.
+    pub const fn new(name: &'static str, begin: &'static str) -> Isolation {
+        Isolation { name, begin }
+    }
 }
 
 /// What running one plan gave: the recorded ops and the transaction's fate.

@@ -8,10 +8,10 @@
 //! transactions that read and then write one row both commit (a lost
 //! update). That is what `--isolation repeatable-read --level si` shows.
 //!
-//! The connection, statement and error code here is shared with the TiDB
-//! adapter ([`crate::tidb`]), which speaks the same protocol.
+//! The protocol ([`My`]: connecting, the run's named lock, the tables) and
+//! the connection (`MyConn`) are shared with the TiDB dialect
+//! ([`crate::tidb`]), which speaks the same protocol.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,10 +20,13 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder};
 use workloads::Schema;
 
-use crate::error::{redact_url, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
-use crate::exec::{parse_list, Conn, Notes, SqlSession};
+use crate::error::{error_chain, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
+use crate::exec::{parse_list, Conn, SqlSession};
+use crate::family::{
+    ansi, read_statements, Endpoint, Family, Levels, Lock, OwnParams, Protocol, Reads, SqlDatabase,
+};
 use crate::tables::{Rendered, TableNames};
-use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
+use crate::{Isolation, OpenOptions, Session};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "mysql://root@127.0.0.1:3306/test";
@@ -36,14 +39,7 @@ const HINT: &str =
 /// All SQL of the MySQL dialect (MySQL, MariaDB, TiDB), in one place.
 /// Parameters are `?`.
 pub(crate) mod sql {
-    /// A plain read and its two locking variants.
-    macro_rules! reads {
-        ($plain:ident, $update:ident, $share:ident, $sql:literal) => {
-            pub const $plain: &str = $sql;
-            pub const $update: &str = concat!($sql, " FOR UPDATE");
-            pub const $share: &str = concat!($sql, " LOCK IN SHARE MODE");
-        };
-    }
+    pub use crate::family::{COMMIT, ROLLBACK};
 
     pub const DROP: &str = "DROP TABLE IF EXISTS isoharness_registers, isoharness_lists";
     pub const CREATE_REGISTERS: &str = "CREATE TABLE isoharness_registers \
@@ -70,26 +66,6 @@ pub(crate) mod sql {
     pub const SET_RR: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
     pub const SET_SER: &str = "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE";
     pub const START: &str = "START TRANSACTION";
-    pub const COMMIT: &str = "COMMIT";
-    pub const ROLLBACK: &str = "ROLLBACK";
-    reads!(
-        READ,
-        READ_FOR_UPDATE,
-        READ_SHARE,
-        "SELECT v, tomb FROM isoharness_registers WHERE k = ?"
-    );
-    reads!(
-        RANGE,
-        RANGE_FOR_UPDATE,
-        RANGE_SHARE,
-        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN ? AND ? ORDER BY k"
-    );
-    reads!(
-        READ_LIST,
-        READ_LIST_FOR_UPDATE,
-        READ_LIST_SHARE,
-        "SELECT v FROM isoharness_lists WHERE k = ?"
-    );
     pub const INSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES (?, ?, false)";
     pub const REVIVE: &str =
         "UPDATE isoharness_registers SET v = ?, tomb = false WHERE k = ? AND tomb";
@@ -99,79 +75,20 @@ pub(crate) mod sql {
          ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', VALUES(v))";
 }
 
-/// The read statements for one `--read-lock`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Reads {
-    read: &'static str,
-    range: &'static str,
-    list: &'static str,
-}
-
-impl Reads {
-    /// The statements that read with `lock`.
-    pub(crate) fn new(lock: ReadLock) -> Reads {
-        match lock {
-            ReadLock::Plain => Reads {
-                read: sql::READ,
-                range: sql::RANGE,
-                list: sql::READ_LIST,
-            },
-            ReadLock::ForUpdate => Reads {
-                read: sql::READ_FOR_UPDATE,
-                range: sql::RANGE_FOR_UPDATE,
-                list: sql::READ_LIST_FOR_UPDATE,
-            },
-            ReadLock::Share => Reads {
-                read: sql::READ_SHARE,
-                range: sql::RANGE_SHARE,
-                list: sql::READ_LIST_SHARE,
-            },
-        }
-    }
-}
-
 /// Read committed, set per session (shared with TiDB).
-pub(crate) const READ_COMMITTED: Isolation = Isolation {
-    name: "read-committed",
-    begin: sql::SET_RC,
-};
+pub(crate) const READ_COMMITTED: Isolation = Isolation::new("read-committed", sql::SET_RC);
 /// Repeatable read, set per session (TiDB's snapshot isolation).
-pub(crate) const REPEATABLE_READ: Isolation = Isolation {
-    name: "repeatable-read",
-    begin: sql::SET_RR,
-};
+pub(crate) const REPEATABLE_READ: Isolation = Isolation::new("repeatable-read", sql::SET_RR);
 /// Serializable: InnoDB turns plain reads into shared-lock reads.
-const SERIALIZABLE: Isolation = Isolation {
-    name: "serializable",
-    begin: sql::SET_SER,
-};
+const SERIALIZABLE: Isolation = Isolation::new("serializable", sql::SET_SER);
 
 /// The isolation MySQL/MariaDB run at for `level`, or the one named by
 /// `--isolation`. Repeatable read is the setting that claims the levels
 /// between `ra` and `strong-si`; InnoDB does not really give them (lost
 /// updates), which is what the harness is for.
 pub fn isolation(level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
-    if let Some(name) = explicit {
-        return match normalize_isolation(name).as_str() {
-            "read-committed" => Ok(READ_COMMITTED),
-            "repeatable-read" => Ok(REPEATABLE_READ),
-            "serializable" => Ok(SERIALIZABLE),
-            _ => Err(AdapterError::Isolation(format!(
-                "mysql has no isolation level {name:?}; use one of: \
-                 read-committed, repeatable-read, serializable"
-            ))),
-        };
-    }
-    Ok(match level {
-        Level::Rc => READ_COMMITTED,
-        Level::Ra
-        | Level::Cc
-        | Level::Pc
-        | Level::Si
-        | Level::StrongSessionSi
-        | Level::StrongSi => REPEATABLE_READ,
-        Level::Ser | Level::StrongSessionSer | Level::Sser => SERIALIZABLE,
-    })
+    let settings = [READ_COMMITTED, REPEATABLE_READ, SERIALIZABLE];
+    ansi("mysql", level, explicit, settings, REPEATABLE_READ)
 }
 
 /// What a MySQL/MariaDB server error code means for the transaction.
@@ -203,21 +120,6 @@ pub fn classify_code(code: u16) -> ErrorClass {
         1053 | 1152 | 1158..=1161 | 1927 | 3169 | 4031 | 2006 | 2013 => ErrorClass::ConnectionLost,
         _ => ErrorClass::Statement,
     }
-}
-
-/// The error and its causes, joined.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        cur = c.source();
-    }
-    s
 }
 
 /// A mysql_async error in few words: the OS error of an IO error (the
@@ -292,138 +194,147 @@ pub(crate) fn split_params(url: &str, ours: &[&str]) -> (String, OwnParams) {
     (url, taken)
 }
 
-/// One endpoint: its options, its printable URL, its password.
-pub(crate) struct Endpoint {
-    opts: Opts,
-    /// The URL as given, password redacted.
-    pub(crate) shown: String,
-    secret: Option<String>,
-}
-
-/// What every adapter of the MySQL family shares: the endpoints, timeouts,
-/// read statements and the notes of what was skipped.
-pub(crate) struct Family {
-    /// `mysql` or `tidb`.
-    pub(crate) db: &'static str,
-    hint: &'static str,
-    pub(crate) endpoints: Vec<Endpoint>,
-    connect_timeout: Duration,
-    statement_timeout: Duration,
-    reads: Reads,
-    /// What was skipped, said once.
-    pub(crate) notes: Notes,
-    /// The run's table names.
-    tables: TableNames,
-    /// The connection that created the tables and holds the run's named
-    /// lock until [`Family::teardown`].
-    guard: tokio::sync::Mutex<Option<mysql_async::Conn>>,
-    /// True once `setup` created the tables (only those are dropped).
-    owned: AtomicBool,
-}
-
 /// The statement that returns the committed transaction's database
 /// timestamps, and its parser (TiDB's `@@tidb_last_txn_info`).
 pub(crate) type DbtsQuery = (&'static str, fn(&str) -> Option<DbTs>);
 
-/// Query parameters of one URL that the adapter takes for itself.
-pub(crate) type OwnParams = Vec<(String, String)>;
+/// The MySQL protocol through mysql_async.
+pub struct My;
 
-/// What a family member adds to a new session.
-pub(crate) struct SessionExtras {
-    /// Classifies server errors.
-    pub(crate) classify: Classifier,
-    /// The statement that returns the committed transaction's timestamps,
-    /// and its parser (TiDB).
-    pub(crate) dbts: Option<DbtsQuery>,
-}
+#[async_trait]
+impl Protocol for My {
+    type Opts = Opts;
+    type Conn = mysql_async::Conn;
+    type Classify = Classifier;
+    const LOCK: &'static str = "lock";
+    const READS: [Reads; 3] = read_statements!(
+        " LOCK IN SHARE MODE",
+        "SELECT v, tomb FROM isoharness_registers WHERE k = ?",
+        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN ? AND ? ORDER BY k",
+        "SELECT v FROM isoharness_lists WHERE k = ?"
+    );
+    const CONNECT_GRACE: Duration = Duration::ZERO;
 
-impl Family {
-    /// Parses the `--url`s (default `default_url`); URL parameters named in
-    /// `ours` are taken out and returned, one list per URL.
-    pub(crate) fn new(
-        db: &'static str,
-        hint: &'static str,
-        default_url: &str,
-        opts: &OpenOptions,
-        ours: &[&str],
-    ) -> Result<(Family, Vec<OwnParams>), AdapterError> {
-        let urls: Vec<&str> = if opts.urls.is_empty() {
-            vec![default_url]
-        } else {
-            opts.urls.iter().map(String::as_str).collect()
-        };
-        let mut endpoints = Vec::with_capacity(urls.len());
-        let mut params = Vec::with_capacity(urls.len());
-        for url in urls {
-            let shown = redact_url(url);
-            let (plain, taken) = split_params(url, ours);
-            let parsed = Opts::from_url(&plain).map_err(|e| {
-                AdapterError::Config(format!("{db}: cannot use --url {shown}: {e}"))
-            })?;
-            let secret = parsed.pass().map(str::to_string);
-            // Always TCP: a socket would bypass a fault-injecting proxy.
-            let opts = Opts::from(OptsBuilder::from_opts(parsed).prefer_socket(false));
-            endpoints.push(Endpoint {
-                opts,
-                shown,
-                secret,
-            });
-            params.push(taken);
+    fn parse(url: &str, ours: &[&str]) -> Result<(Opts, Option<String>, OwnParams), String> {
+        let (plain, taken) = split_params(url, ours);
+        let parsed = Opts::from_url(&plain).map_err(|e| e.to_string())?;
+        let secret = parsed.pass().map(str::to_string);
+        // Always TCP: a socket would bypass a fault-injecting proxy.
+        let opts = Opts::from(OptsBuilder::from_opts(parsed).prefer_socket(false));
+        Ok((opts, secret, taken))
+    }
+
+    async fn connect(
+        opts: &Opts,
+        _: Duration,
+    ) -> Result<mysql_async::Conn, (String, ConnectFailure)> {
+        let r = mysql_async::Conn::new(opts.clone()).await;
+        r.map_err(|e| (describe(&e), connect_failure(&e)))
+    }
+
+    fn usable(_: &mysql_async::Conn) -> bool {
+        true
+    }
+
+    fn tables_script(db: &str, schema: &Schema) -> Result<&'static [&'static str], AdapterError> {
+        match schema {
+            Schema::Registers => Ok(&[sql::DROP, sql::CREATE_REGISTERS]),
+            Schema::Lists => Ok(&[sql::DROP, sql::CREATE_LISTS]),
+            Schema::Tpcc => Err(AdapterError::Unsupported(format!(
+                "{db}: the tpcc workload has no MySQL statements yet (see adapters/src/tpcc)"
+            ))),
         }
-        Ok((
-            Family {
-                db,
-                hint,
-                endpoints,
-                connect_timeout: Duration::from_secs(3),
-                statement_timeout: opts.statement_timeout,
-                reads: Reads::new(opts.read_lock),
-                notes: Notes::default(),
-                tables: opts.tables.clone(),
-                guard: tokio::sync::Mutex::new(None),
-                owned: AtomicBool::new(false),
+    }
+
+    async fn batch(
+        conn: &mut mysql_async::Conn,
+        sql: &str,
+        secret: Option<&str>,
+    ) -> Result<(), String> {
+        let r = conn.query_drop(sql).await;
+        r.map_err(|e| classify(&e, secret).text())
+    }
+
+    async fn try_lock(
+        conn: &mut mysql_async::Conn,
+        tables: &TableNames,
+        secret: Option<&str>,
+    ) -> Result<Lock, String> {
+        let r = conn
+            .exec_first::<Option<i64>, _, _>(sql::GET_LOCK, (tables.lock_name(),))
+            .await;
+        Ok(match r {
+            Ok(Some(Some(1))) => Lock::Taken,
+            Ok(Some(Some(0))) => Lock::Held,
+            Err(e) => Lock::Unknown(classify(&e, secret).text()),
+            Ok(v) => Lock::Unknown(format!("GET_LOCK returned {v:?}")),
+        })
+    }
+
+    async fn existing(
+        conn: &mut mysql_async::Conn,
+        names: &[String],
+        secret: Option<&str>,
+    ) -> Result<Option<String>, String> {
+        for name in names {
+            let n = conn.exec_first::<i64, _, _>(sql::EXISTS, (name,)).await;
+            if n.map_err(|e| classify(&e, secret).text())?.unwrap_or(0) > 0 {
+                return Ok(Some(name.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn unlock(conn: &mut mysql_async::Conn, tables: &TableNames) {
+        let _ = conn
+            .exec_drop(sql::RELEASE_LOCK, (tables.lock_name(),))
+            .await;
+    }
+
+    async fn close(conn: mysql_async::Conn) {
+        let _ = conn.disconnect().await;
+    }
+
+    async fn init(
+        family: &Family<My>,
+        ep: &Endpoint<Opts>,
+        conn: &mut mysql_async::Conn,
+    ) -> Result<(), AdapterError> {
+        for stmt in sql::SESSION_INIT {
+            if let Err(e) = conn.query_drop(*stmt).await {
+                return Err(family.setup_error(ep, &e));
+            }
+        }
+        Ok(())
+    }
+
+    /// The query that reads the committed transaction's timestamps (TiDB).
+    type Extra = Option<DbtsQuery>;
+
+    fn session(
+        family: &Family<My>,
+        ep: &Endpoint<Opts>,
+        conn: mysql_async::Conn,
+        dbts: Option<DbtsQuery>,
+    ) -> Box<dyn Session> {
+        Box::new(SqlSession::new(
+            MyConn {
+                conn: Some(conn),
+                secret: ep.secret.clone(),
+                reads: family.reads,
+                level_set: None,
+                sql: Rendered::new(family.tables.clone()),
+                classify: family.classify,
+                dbts,
             },
-            params,
+            family.statement_timeout,
         ))
     }
+}
 
-    /// The endpoints, redacted, comma-separated.
-    pub(crate) fn location(&self) -> String {
-        let shown: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
-        shown.join(",")
-    }
-
-    /// The endpoint session `session` uses: round-robin.
-    pub(crate) fn endpoint(&self, session: u64) -> &Endpoint {
-        &self.endpoints[(session % self.endpoints.len() as u64) as usize]
-    }
-
-    /// Connects to `ep`, failing within the connect timeout with the
-    /// redacted URL and the hint.
-    pub(crate) async fn open(&self, ep: &Endpoint) -> Result<mysql_async::Conn, AdapterError> {
-        let fail = |detail: String, why: ConnectFailure| AdapterError::Connect {
-            db: self.db,
-            url: ep.shown.clone(),
-            detail: scrub(&detail, ep.secret.as_deref()),
-            hint: why.hint(self.hint),
-        };
-        match tokio::time::timeout(
-            self.connect_timeout,
-            mysql_async::Conn::new(ep.opts.clone()),
-        )
-        .await
-        {
-            Ok(Ok(c)) => Ok(c),
-            Ok(Err(e)) => Err(fail(describe(&e), connect_failure(&e))),
-            Err(_) => Err(fail(
-                format!("no answer within {} s", self.connect_timeout.as_secs()),
-                ConnectFailure::Other,
-            )),
-        }
-    }
-
+impl Family<My> {
     /// An error of a statement run while connecting or setting up.
-    pub(crate) fn setup_error(&self, ep: &Endpoint, e: &mysql_async::Error) -> AdapterError {
+    pub(crate) fn setup_error(&self, ep: &Endpoint<Opts>, e: &mysql_async::Error) -> AdapterError {
         AdapterError::Setup {
             db: self.db,
             url: ep.shown.clone(),
@@ -431,137 +342,11 @@ impl Family {
         }
     }
 
-    /// Creates the tables on the first endpoint, on a connection kept
-    /// until [`Family::teardown`]. A run's own tables: first takes the
-    /// run's named lock (`GET_LOCK`) and refuses tables that exist already.
-    pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        let ep = &self.endpoints[0];
-        let fail = |detail: String| AdapterError::Setup {
-            db: self.db,
-            url: ep.shown.clone(),
-            detail,
-        };
-        let mut guard = self.guard.lock().await;
-        let conn = match guard.take() {
-            Some(c) => c,
-            None => self.open(ep).await?,
-        };
-        let conn = guard.insert(conn);
-        let create = match schema {
-            Schema::Registers => sql::CREATE_REGISTERS,
-            Schema::Lists => sql::CREATE_LISTS,
-            Schema::Tpcc => {
-                return Err(AdapterError::Unsupported(format!(
-                    "{}: the tpcc workload has no MySQL statements yet (see adapters/src/tpcc)",
-                    self.db
-                )))
-            }
-        };
-        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
-            let names = self.tables.for_schema(schema);
-            let lock = self.tables.lock_name();
-            match conn
-                .exec_first::<Option<i64>, _, _>(sql::GET_LOCK, (&lock,))
-                .await
-            {
-                Ok(Some(Some(1))) => {}
-                Ok(Some(Some(0))) => {
-                    return Err(fail(format!(
-                        "the tables {} belong to another run that is still running \
-                         (it holds the lock {lock})",
-                        names.join(", ")
-                    )))
-                }
-                // A server without named locks: the run's own table names
-                // still keep runs apart.
-                other => self.notes.add(format!(
-                    "{}: could not take the lock {lock} ({}); relying on the run's own \
-                     table names",
-                    self.db,
-                    match other {
-                        Err(e) => classify(&e, ep.secret.as_deref()).text(),
-                        Ok(v) => format!("GET_LOCK returned {v:?}"),
-                    }
-                )),
-            }
-            for name in &names {
-                let n = conn
-                    .exec_first::<i64, _, _>(sql::EXISTS, (name,))
-                    .await
-                    .map_err(|e| self.setup_error(ep, &e))?;
-                if n.unwrap_or(0) > 0 {
-                    return Err(fail(format!(
-                        "table {name} already exists: it belongs to another run (or one \
-                         kept with --keep-tables); this run will not touch it"
-                    )));
-                }
-            }
-        }
-        for stmt in [sql::DROP, create] {
-            if let Err(e) = conn.query_drop(self.tables.render(stmt)).await {
-                return Err(self.setup_error(ep, &e));
-            }
-        }
-        self.owned.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Drops the tables `setup` created (unless `keep`) and closes the
-    /// connection that holds the run's lock, which releases it.
-    pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
-        let held = self.guard.lock().await.take();
-        let ep = &self.endpoints[0];
-        let owned = self.owned.swap(false, Ordering::Relaxed);
-        let mut conn = match held {
-            Some(c) => c,
-            None if owned && !keep => self.open(ep).await?,
-            None => return Ok(()),
-        };
-        let mut result = Ok(());
-        if owned && !keep {
-            let drop = format!(
-                "DROP TABLE IF EXISTS {}",
-                self.tables.all_tables().join(", ")
-            );
-            if let Err(e) = conn.query_drop(drop).await {
-                result = Err(AdapterError::Setup {
-                    db: self.db,
-                    url: ep.shown.clone(),
-                    detail: format!(
-                        "dropping the run's tables: {}",
-                        classify(&e, ep.secret.as_deref()).text()
-                    ),
-                });
-            }
-        }
-        // Give the lock back before leaving: the server frees it on
-        // disconnect only once it notices, and the next run may come first.
-        let _ = conn
-            .exec_drop(sql::RELEASE_LOCK, (self.tables.lock_name(),))
-            .await;
-        let _ = conn.disconnect().await;
-        result
-    }
-
-    /// Runs the family's session settings on a new connection.
-    pub(crate) async fn init_session(
-        &self,
-        ep: &Endpoint,
-        conn: &mut mysql_async::Conn,
-    ) -> Result<(), AdapterError> {
-        for stmt in sql::SESSION_INIT {
-            if let Err(e) = conn.query_drop(*stmt).await {
-                return Err(self.setup_error(ep, &e));
-            }
-        }
-        Ok(())
-    }
-
     /// The server's version string (`8.0.36`, `10.11.6-MariaDB`,
     /// `8.0.11-TiDB-v7.5.1`).
     pub(crate) async fn version(
         &self,
-        ep: &Endpoint,
+        ep: &Endpoint<Opts>,
         conn: &mut mysql_async::Conn,
     ) -> Result<String, AdapterError> {
         match conn.query_first::<String, _>(sql::VERSION).await {
@@ -569,77 +354,16 @@ impl Family {
             Err(e) => Err(self.setup_error(ep, &e)),
         }
     }
-
-    /// Wraps an initialized connection into a session.
-    pub(crate) fn session(
-        &self,
-        ep: &Endpoint,
-        conn: mysql_async::Conn,
-        extras: SessionExtras,
-    ) -> Box<dyn Session> {
-        Box::new(SqlSession::new(
-            MyConn {
-                conn: Some(conn),
-                secret: ep.secret.clone(),
-                reads: self.reads,
-                level_set: None,
-                sql: Rendered::new(self.tables.clone()),
-                classify: extras.classify,
-                dbts: extras.dbts,
-            },
-            self.statement_timeout,
-        ))
-    }
 }
 
 /// The MySQL / MariaDB adapter.
-pub struct Mysql {
-    family: Family,
-}
+pub type Mysql = SqlDatabase<My, Levels>;
 
 impl Mysql {
     /// Parses the `--url`s (default [`DEFAULT_URL`]); connects nowhere yet.
     pub fn new(opts: &OpenOptions) -> Result<Mysql, AdapterError> {
-        let (family, _) = Family::new("mysql", HINT, DEFAULT_URL, opts, &[])?;
-        Ok(Mysql { family })
-    }
-}
-
-#[async_trait]
-impl Database for Mysql {
-    fn name(&self) -> &'static str {
-        "mysql"
-    }
-
-    fn location(&self) -> String {
-        self.family.location()
-    }
-
-    fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
-        isolation(level, explicit)
-    }
-
-    async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        self.family.setup(schema).await
-    }
-
-    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
-        self.family.teardown(keep_tables).await
-    }
-
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let ep = self.family.endpoint(session);
-        let mut conn = self.family.open(ep).await?;
-        self.family.init_session(ep, &mut conn).await?;
-        let extras = SessionExtras {
-            classify: |code, _| classify_code(code),
-            dbts: None,
-        };
-        Ok(self.family.session(ep, conn, extras))
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.family.notes.all()
+        let by_code: Classifier = |code, _| classify_code(code);
+        SqlDatabase::plain(("mysql", HINT, DEFAULT_URL), by_code, opts, isolation)
     }
 }
 
@@ -782,6 +506,7 @@ impl Conn for MyConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Database;
 
     #[test]
     fn levels_map_to_the_setting_that_claims_them() {
@@ -798,11 +523,7 @@ mod tests {
             (StrongSessionSer, "serializable", sql::SET_SER),
             (Sser, "serializable", sql::SET_SER),
         ];
-        assert_eq!(want.len(), Level::ALL.len());
-        for (level, name, begin) in want {
-            let iso = isolation(level, None).unwrap();
-            assert_eq!((iso.name, iso.begin), (name, begin), "{level}");
-        }
+        crate::family::check_levels(isolation, &want);
         assert_eq!(
             sql::SET_RR,
             "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"
@@ -811,21 +532,15 @@ mod tests {
 
     #[test]
     fn explicit_isolation_overrides_the_level() {
-        assert_eq!(
-            isolation(Level::Si, Some("Read_Committed")).unwrap().name,
-            "read-committed"
+        crate::family::check_names(
+            isolation,
+            &[(Level::Si, "Read_Committed", "read-committed")],
         );
-        assert_eq!(
-            isolation(Level::Rc, Some("serializable")).unwrap().begin,
-            sql::SET_SER
-        );
-        let e = isolation(Level::Si, Some("snapshot"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("\"snapshot\"") && e.contains("repeatable-read"),
-            "{e}"
-        );
+        let ser = isolation(Level::Rc, Some("serializable")).unwrap();
+        assert_eq!(ser.begin, sql::SET_SER);
+        let e = isolation(Level::Si, Some("snapshot")).unwrap_err();
+        assert!(e.to_string().contains("\"snapshot\""), "{e}");
+        assert!(e.to_string().contains("repeatable-read"), "{e}");
     }
 
     #[test]
@@ -881,21 +596,18 @@ mod tests {
     async fn timestamps_read_after_commit_reach_the_outcome() {
         let url = std::env::var("ISOHARNESS_MYSQL_URL").unwrap_or_else(|_| DEFAULT_URL.into());
         let opts = OpenOptions::new(vec![url], Default::default());
-        let (family, _) = Family::new("tidb", HINT, DEFAULT_URL, &opts, &[]).unwrap();
-        let ep = family.endpoint(0);
-        let mut conn = family
-            .open(ep)
+        let classify: Classifier = |code, _| classify_code(code);
+        let (family, _) =
+            Family::<My>::new("tidb", HINT, DEFAULT_URL, classify, &opts, &[]).unwrap();
+        let (conn, ep) = family
+            .connect(0)
             .await
             .expect("MariaDB/MySQL must run (.ci/services) or ISOHARNESS_MYSQL_URL name one");
-        family.init_session(ep, &mut conn).await.unwrap();
-        let extras = SessionExtras {
-            classify: |code, _| classify_code(code),
-            dbts: Some((
-                r#"SELECT '{"txn_scope":"global","start_ts":41,"commit_ts":42}'"#,
-                crate::tidb::parse_last_txn_info,
-            )),
-        };
-        let mut s = family.session(ep, conn, extras);
+        let dbts: DbtsQuery = (
+            r#"SELECT '{"txn_scope":"global","start_ts":41,"commit_ts":42}'"#,
+            crate::tidb::parse_last_txn_info,
+        );
+        let mut s = family.session(ep, conn, Some(dbts));
         let plan = workloads::Plan {
             kind: "t",
             steps: vec![],
@@ -910,17 +622,6 @@ mod tests {
             })
         );
         s.close().await;
-    }
-
-    #[test]
-    fn read_locks_pick_the_statements() {
-        assert_eq!(Reads::new(ReadLock::Plain).read, sql::READ);
-        assert!(Reads::new(ReadLock::ForUpdate)
-            .range
-            .ends_with(" FOR UPDATE"));
-        assert!(Reads::new(ReadLock::Share)
-            .list
-            .ends_with(" LOCK IN SHARE MODE"));
     }
 
     #[test]
@@ -956,13 +657,7 @@ mod tests {
         );
         assert_eq!(m.family.endpoints[0].secret.as_deref(), Some("s3cret"));
         assert_eq!(m.family.endpoint(3).shown, "mysql://alice:***@db2:3307/app");
-        let dflt = Mysql::new(&OpenOptions::new(vec![], Default::default())).unwrap();
-        assert_eq!(dflt.location(), DEFAULT_URL);
-        let bad = OpenOptions::new(
-            vec!["mysql://u:pw@h:notaport/db".into()],
-            Default::default(),
-        );
-        let e = Mysql::new(&bad).err().unwrap().to_string();
-        assert!(!e.contains("pw@"), "{e}");
+        let bad = "mysql://u:pw@h:notaport/db";
+        crate::family::check_default_and_bad(Mysql::new, DEFAULT_URL, bad);
     }
 }

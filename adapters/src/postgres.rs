@@ -1,13 +1,13 @@
 //! PostgreSQL through tokio-postgres: one connection per session, levels
 //! read committed, repeatable read (snapshot isolation) and serializable.
 //!
-//! The connection and statement code ([`Family`], `PgConn`) is shared with
-//! the YugabyteDB adapter ([`crate::yugabyte`]), which speaks YSQL, the
-//! PostgreSQL protocol and dialect.
+//! The protocol ([`Pg`]: connecting, the run's advisory lock, the tables)
+//! and the connection (`PgConn`) are shared with the YugabyteDB dialect
+//! ([`crate::yugabyte`]), which speaks YSQL, the PostgreSQL protocol and
+//! dialect.
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,10 +16,13 @@ use history::Level;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 use workloads::Schema;
 
-use crate::error::{redact_url, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
+use crate::error::{error_chain, scrub, AdapterError, ConnectFailure, DbError, ErrorClass};
 use crate::exec::{parse_list, Conn, Notes, SqlSession};
+use crate::family::{
+    ansi, read_statements, Endpoint, Family, Levels, Lock, OwnParams, Protocol, Reads, SqlDatabase,
+};
 use crate::tables::{Rendered, TableNames};
-use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
+use crate::{Isolation, OpenOptions, Session};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -29,14 +32,7 @@ mod tpcc;
 /// All SQL this adapter (and YugabyteDB's) sends, in one place.
 /// Parameters are `$N`.
 pub(crate) mod sql {
-    /// A plain read and its two locking variants.
-    macro_rules! reads {
-        ($plain:ident, $update:ident, $share:ident, $sql:literal) => {
-            pub const $plain: &str = $sql;
-            pub const $update: &str = concat!($sql, " FOR UPDATE");
-            pub const $share: &str = concat!($sql, " FOR SHARE");
-        };
-    }
+    pub use crate::family::{COMMIT, ROLLBACK};
 
     pub const SETUP_REGISTERS: &str = "SET lock_timeout = '10s'; \
          DROP TABLE IF EXISTS isoharness_registers, isoharness_lists; \
@@ -58,196 +54,65 @@ pub(crate) mod sql {
     pub const BEGIN_RC: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
     pub const BEGIN_RR: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
     pub const BEGIN_SER: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
-    pub const COMMIT: &str = "COMMIT";
-    pub const ROLLBACK: &str = "ROLLBACK";
     pub const VERSION: &str = "SELECT version()";
-    reads!(
-        READ,
-        READ_FOR_UPDATE,
-        READ_SHARE,
-        "SELECT v, tomb FROM isoharness_registers WHERE k = $1"
-    );
     pub const INSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES ($1, $2, false)";
     pub const REVIVE: &str =
         "UPDATE isoharness_registers SET v = $2, tomb = false WHERE k = $1 AND tomb";
     pub const UPSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES ($1, $2, $3) \
          ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, tomb = EXCLUDED.tomb";
-    reads!(
-        RANGE,
-        RANGE_FOR_UPDATE,
-        RANGE_SHARE,
-        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN $1 AND $2 ORDER BY k"
-    );
     pub const APPEND: &str = "INSERT INTO isoharness_lists (k, v) VALUES ($1, $2) \
          ON CONFLICT (k) DO UPDATE SET v = isoharness_lists.v || ',' || EXCLUDED.v";
-    reads!(
-        READ_LIST,
-        READ_LIST_FOR_UPDATE,
-        READ_LIST_SHARE,
-        "SELECT v FROM isoharness_lists WHERE k = $1"
-    );
-}
-
-/// The read statements for one `--read-lock`.
-#[derive(Clone, Copy, Debug)]
-struct Reads {
-    read: &'static str,
-    range: &'static str,
-    list: &'static str,
-}
-
-impl Reads {
-    fn new(lock: ReadLock) -> Reads {
-        match lock {
-            ReadLock::Plain => Reads {
-                read: sql::READ,
-                range: sql::RANGE,
-                list: sql::READ_LIST,
-            },
-            ReadLock::ForUpdate => Reads {
-                read: sql::READ_FOR_UPDATE,
-                range: sql::RANGE_FOR_UPDATE,
-                list: sql::READ_LIST_FOR_UPDATE,
-            },
-            ReadLock::Share => Reads {
-                read: sql::READ_SHARE,
-                range: sql::RANGE_SHARE,
-                list: sql::READ_LIST_SHARE,
-            },
-        }
-    }
 }
 
 /// Read committed (shared with YugabyteDB).
-pub(crate) const READ_COMMITTED: Isolation = Isolation {
-    name: "read-committed",
-    begin: sql::BEGIN_RC,
-};
-const REPEATABLE_READ: Isolation = Isolation {
-    name: "repeatable-read",
-    begin: sql::BEGIN_RR,
-};
+pub(crate) const READ_COMMITTED: Isolation = Isolation::new("read-committed", sql::BEGIN_RC);
+const REPEATABLE_READ: Isolation = Isolation::new("repeatable-read", sql::BEGIN_RR);
 /// Serializable (shared with YugabyteDB).
-pub(crate) const SERIALIZABLE: Isolation = Isolation {
-    name: "serializable",
-    begin: sql::BEGIN_SER,
-};
+pub(crate) const SERIALIZABLE: Isolation = Isolation::new("serializable", sql::BEGIN_SER);
 
 /// How to start a server, appended to connection errors.
 const HINT: &str =
     "; is the server running? Start one with `docker compose --profile postgres up -d`, \
      or `pg_ctl -D DATADIR -o '-p 5432' start`, or point --url at a running server";
 
-/// One endpoint: its parsed config, its printable URL, its password.
-pub(crate) struct Endpoint {
-    config: Config,
-    /// The URL as given, password redacted.
-    pub(crate) shown: String,
-    secret: Option<String>,
-}
-
 /// Classifies a server error by its SQLSTATE and message.
 pub(crate) type Classifier = fn(&str, &str) -> ErrorClass;
 
-/// What every adapter of the PostgreSQL family shares: the endpoints,
-/// timeouts, read statements and the notes of what was skipped.
-pub(crate) struct Family {
-    /// `postgres` or `yugabyte`.
-    db: &'static str,
-    hint: &'static str,
-    endpoints: Vec<Endpoint>,
-    connect_timeout: Duration,
-    statement_timeout: Duration,
-    reads: Reads,
-    classify: Classifier,
-    /// What was skipped, said once.
-    pub(crate) notes: Arc<Notes>,
-    /// The run's table names.
-    tables: TableNames,
-    /// The connection that created the tables and holds the run's
-    /// advisory lock until [`Family::teardown`].
-    guard: tokio::sync::Mutex<Option<Client>>,
-    /// True once `setup` created the tables (only those are dropped).
-    owned: AtomicBool,
-}
+/// The PostgreSQL protocol through tokio-postgres.
+pub struct Pg;
 
-impl Family {
-    /// Parses the `--url`s (default `default_url`); connects nowhere yet.
-    pub(crate) fn new(
-        db: &'static str,
-        hint: &'static str,
-        default_url: &str,
-        classify: Classifier,
-        opts: &OpenOptions,
-    ) -> Result<Family, AdapterError> {
-        let urls: Vec<&str> = if opts.urls.is_empty() {
-            vec![default_url]
-        } else {
-            opts.urls.iter().map(String::as_str).collect()
-        };
-        let mut endpoints = Vec::with_capacity(urls.len());
-        for url in urls {
-            let shown = redact_url(url);
-            let config = Config::from_str(url).map_err(|e| {
-                AdapterError::Config(format!("{db}: cannot use --url {shown}: {e}"))
-            })?;
-            let secret = config
-                .get_password()
-                .map(|p| String::from_utf8_lossy(p).into_owned());
-            endpoints.push(Endpoint {
-                config,
-                shown,
-                secret,
-            });
-        }
-        Ok(Family {
-            db,
-            hint,
-            endpoints,
-            connect_timeout: Duration::from_secs(3),
-            statement_timeout: opts.statement_timeout,
-            reads: Reads::new(opts.read_lock),
-            classify,
-            notes: Arc::default(),
-            tables: opts.tables.clone(),
-            guard: tokio::sync::Mutex::new(None),
-            owned: AtomicBool::new(false),
-        })
+#[async_trait]
+impl Protocol for Pg {
+    type Opts = Config;
+    type Conn = Client;
+    type Classify = Classifier;
+    const LOCK: &'static str = "advisory lock";
+    const READS: [Reads; 3] = read_statements!(
+        " FOR SHARE",
+        "SELECT v, tomb FROM isoharness_registers WHERE k = $1",
+        "SELECT k, v FROM isoharness_registers WHERE k BETWEEN $1 AND $2 ORDER BY k",
+        "SELECT v FROM isoharness_lists WHERE k = $1"
+    );
+    const CONNECT_GRACE: Duration = Duration::from_secs(1);
+
+    fn parse(url: &str, _: &[&str]) -> Result<(Config, Option<String>, OwnParams), String> {
+        let config = Config::from_str(url).map_err(|e| e.to_string())?;
+        let secret = config
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        Ok((config, secret, Vec::new()))
     }
 
-    /// The endpoints, redacted, comma-separated.
-    pub(crate) fn location(&self) -> String {
-        let shown: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
-        shown.join(",")
-    }
-
-    /// The endpoint session `session` uses: round-robin.
-    pub(crate) fn endpoint(&self, session: u64) -> &Endpoint {
-        &self.endpoints[(session % self.endpoints.len() as u64) as usize]
-    }
-
-    /// Connects to `ep`, failing within the connect timeout with the
-    /// redacted URL and the hint.
-    pub(crate) async fn open(&self, ep: &Endpoint) -> Result<Client, AdapterError> {
-        let fail = |detail: String, why: ConnectFailure| AdapterError::Connect {
-            db: self.db,
-            url: ep.shown.clone(),
-            detail: scrub(&detail, ep.secret.as_deref()),
-            hint: why.hint(self.hint),
-        };
-        let mut cfg = ep.config.clone();
-        cfg.connect_timeout(self.connect_timeout);
-        let limit = self.connect_timeout + Duration::from_secs(1);
-        let (client, connection) = match tokio::time::timeout(limit, cfg.connect(NoTls)).await {
-            Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => return Err(fail(error_chain(&e), connect_failure(&e))),
-            Err(_) => {
-                return Err(fail(
-                    format!("no answer within {} s", limit.as_secs()),
-                    ConnectFailure::Other,
-                ))
-            }
-        };
+    async fn connect(
+        config: &Config,
+        timeout: Duration,
+    ) -> Result<Client, (String, ConnectFailure)> {
+        let mut cfg = config.clone();
+        cfg.connect_timeout(timeout);
+        let (client, connection) = cfg
+            .connect(NoTls)
+            .await
+            .map_err(|e| (error_chain(&e), connect_failure(&e)))?;
         tokio::spawn(async move {
             // Ends when the connection closes; errors reach the client.
             let _ = connection.await;
@@ -255,8 +120,97 @@ impl Family {
         Ok(client)
     }
 
+    fn usable(client: &Client) -> bool {
+        !client.is_closed()
+    }
+
+    fn tables_script(_: &str, schema: &Schema) -> Result<&'static [&'static str], AdapterError> {
+        Ok(match schema {
+            Schema::Registers => &[sql::SETUP_REGISTERS],
+            Schema::Lists => &[sql::SETUP_LISTS],
+            Schema::Tpcc => &[tpcc::SETUP],
+        })
+    }
+
+    async fn batch(client: &mut Client, sql: &str, secret: Option<&str>) -> Result<(), String> {
+        let r = client.batch_execute(sql).await;
+        r.map_err(|e| classify(&e, secret).text())
+    }
+
+    async fn try_lock(
+        client: &mut Client,
+        tables: &TableNames,
+        secret: Option<&str>,
+    ) -> Result<Lock, String> {
+        match client.query_one(sql::TRY_LOCK, &[&tables.lock_key()]).await {
+            Ok(row) => match row.try_get::<_, bool>(0) {
+                Ok(true) => Ok(Lock::Taken),
+                Ok(false) => Ok(Lock::Held),
+                Err(e) => Err(classify(&e, secret).text()),
+            },
+            Err(e) => Ok(Lock::Unknown(classify(&e, secret).text())),
+        }
+    }
+
+    async fn existing(
+        client: &mut Client,
+        names: &[String],
+        secret: Option<&str>,
+    ) -> Result<Option<String>, String> {
+        let err = |e| classify(&e, secret).text();
+        let rows = client.query(sql::EXISTING, &[&names]).await.map_err(err)?;
+        rows.first().map(|r| r.try_get(0)).transpose().map_err(err)
+    }
+
+    async fn unlock(client: &mut Client, tables: &TableNames) {
+        let _ = client.query_one(sql::UNLOCK, &[&tables.lock_key()]).await;
+    }
+
+    async fn close(_: Client) {
+        // Dropping the client ends the connection task; nothing to flush.
+    }
+
+    async fn init(
+        family: &Family<Pg>,
+        ep: &Endpoint<Config>,
+        client: &mut Client,
+    ) -> Result<(), AdapterError> {
+        let r = client.batch_execute(sql::SESSION_INIT).await;
+        r.map_err(|e| family.init_error(ep, &e))
+    }
+
+    /// When a read committed transaction runs, the check says what its
+    /// probe found (YugabyteDB).
+    type Extra = Option<Arc<RcCheck>>;
+
+    fn session(
+        family: &Family<Pg>,
+        ep: &Endpoint<Config>,
+        client: Client,
+        rc_check: Option<Arc<RcCheck>>,
+    ) -> Box<dyn Session> {
+        Box::new(SqlSession::new(
+            PgConn {
+                client,
+                stmts: HashMap::new(),
+                sql: Rendered::new(family.tables.clone()),
+                secret: ep.secret.clone(),
+                reads: family.reads,
+                classify: family.classify,
+                rc_check,
+            },
+            family.statement_timeout,
+        ))
+    }
+}
+
+impl Family<Pg> {
     /// A statement run while connecting failed: the session cannot start.
-    pub(crate) fn init_error(&self, ep: &Endpoint, e: &tokio_postgres::Error) -> AdapterError {
+    pub(crate) fn init_error(
+        &self,
+        ep: &Endpoint<Config>,
+        e: &tokio_postgres::Error,
+    ) -> AdapterError {
         AdapterError::Connect {
             db: self.db,
             url: ep.shown.clone(),
@@ -265,125 +219,10 @@ impl Family {
         }
     }
 
-    /// Creates the tables on the first endpoint, on a connection kept
-    /// until [`Family::teardown`]. A run's own tables: first takes the
-    /// run's advisory lock and refuses tables that exist already.
-    pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        let ep = &self.endpoints[0];
-        let fail = |detail: String| AdapterError::Setup {
-            db: self.db,
-            url: ep.shown.clone(),
-            detail,
-        };
-        let db_err = |e: &tokio_postgres::Error| {
-            classify_with(e, ep.secret.as_deref(), self.classify).text()
-        };
-        let mut guard = self.guard.lock().await;
-        let client = match guard.take() {
-            Some(c) if !c.is_closed() => c,
-            _ => self.open(ep).await?,
-        };
-        let client = &*guard.insert(client);
-        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
-            let names = self.tables.for_schema(schema);
-            let lock = self.tables.lock_name();
-            match client
-                .query_one(sql::TRY_LOCK, &[&self.tables.lock_key()])
-                .await
-            {
-                Ok(row) => {
-                    if !row.try_get::<_, bool>(0).map_err(|e| fail(db_err(&e)))? {
-                        return Err(fail(format!(
-                            "the tables {} belong to another run that is still running \
-                             (it holds the advisory lock {lock})",
-                            names.join(", ")
-                        )));
-                    }
-                }
-                // A server without advisory locks: the run's own table
-                // names still keep runs apart.
-                Err(e) => self.notes.add(format!(
-                    "{}: could not take the advisory lock {lock} ({}); relying on the \
-                     run's own table names",
-                    self.db,
-                    db_err(&e)
-                )),
-            }
-            let rows = client
-                .query(sql::EXISTING, &[&names])
-                .await
-                .map_err(|e| fail(db_err(&e)))?;
-            if let Some(row) = rows.first() {
-                let name: String = row.try_get(0).map_err(|e| fail(db_err(&e)))?;
-                return Err(fail(format!(
-                    "table {name} already exists: it belongs to another run (or one kept \
-                     with --keep-tables); this run will not touch it"
-                )));
-            }
-        }
-        let script = match schema {
-            Schema::Registers => sql::SETUP_REGISTERS,
-            Schema::Lists => sql::SETUP_LISTS,
-            Schema::Tpcc => tpcc::SETUP,
-        };
-        client
-            .batch_execute(&self.tables.render(script))
-            .await
-            .map_err(|e| fail(db_err(&e)))?;
-        self.owned.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Drops the tables `setup` created (unless `keep`) and closes the
-    /// connection that holds the run's lock, which releases it.
-    pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
-        let held = self.guard.lock().await.take();
-        if !self.owned.swap(false, Ordering::Relaxed) || keep {
-            // Release the lock now: a closed connection releases it only
-            // once the server notices, and the next run may come first.
-            if let Some(c) = held.filter(|c| !c.is_closed()) {
-                let _ = c.query_one(sql::UNLOCK, &[&self.tables.lock_key()]).await;
-            }
-            return Ok(());
-        }
-        let ep = &self.endpoints[0];
-        let client = match held {
-            Some(c) if !c.is_closed() => c,
-            _ => self.open(ep).await?,
-        };
-        let drop = format!(
-            "DROP TABLE IF EXISTS {}",
-            self.tables.all_tables().join(", ")
-        );
-        let dropped = client.batch_execute(&drop).await;
-        let _ = client
-            .query_one(sql::UNLOCK, &[&self.tables.lock_key()])
-            .await;
-        dropped.map_err(|e| AdapterError::Setup {
-            db: self.db,
-            url: ep.shown.clone(),
-            detail: format!(
-                "dropping the run's tables: {}",
-                classify_with(&e, ep.secret.as_deref(), self.classify).text()
-            ),
-        })
-    }
-
-    /// Opens a connection for `session` on its endpoint, with the session
-    /// settings every member of the family runs.
-    pub(crate) async fn connect(&self, session: u64) -> Result<(Client, &Endpoint), AdapterError> {
-        let ep = self.endpoint(session);
-        let client = self.open(ep).await?;
-        if let Err(e) = client.batch_execute(sql::SESSION_INIT).await {
-            return Err(self.init_error(ep, &e));
-        }
-        Ok((client, ep))
-    }
-
     /// The server's `version()` string.
     pub(crate) async fn version(
         &self,
-        ep: &Endpoint,
+        ep: &Endpoint<Config>,
         client: &Client,
     ) -> Result<String, AdapterError> {
         match client.query_one(sql::VERSION, &[]).await {
@@ -391,35 +230,13 @@ impl Family {
             Err(e) => Err(self.init_error(ep, &e)),
         }
     }
-
-    /// Wraps a connected client into a session; `rc_check` says, when a
-    /// read committed transaction runs, what its probe found (YugabyteDB).
-    pub(crate) fn session(
-        &self,
-        ep: &Endpoint,
-        client: Client,
-        rc_check: Option<Arc<RcCheck>>,
-    ) -> Box<dyn Session> {
-        Box::new(SqlSession::new(
-            PgConn {
-                client,
-                stmts: HashMap::new(),
-                sql: Rendered::new(self.tables.clone()),
-                secret: ep.secret.clone(),
-                reads: self.reads,
-                classify: self.classify,
-                rc_check,
-            },
-            self.statement_timeout,
-        ))
-    }
 }
 
 /// Whether the database really runs READ COMMITTED at read committed
 /// (YugabyteDB runs it as snapshot isolation unless a server flag enables
 /// it): probed once per run outside any transaction of the workload, and
 /// told in the notes when a read committed transaction runs.
-pub(crate) struct RcCheck {
+pub struct RcCheck {
     /// The database's name, for the notes.
     db: &'static str,
     /// The statement that returns the level in effect.
@@ -485,22 +302,16 @@ impl RcCheck {
 }
 
 /// The PostgreSQL adapter.
-pub struct Postgres {
-    family: Family,
-}
+pub type Postgres = SqlDatabase<Pg, Levels>;
 
 impl Postgres {
     /// Parses the `--url`s (default [`DEFAULT_URL`]); connects nowhere yet.
     pub fn new(opts: &OpenOptions) -> Result<Postgres, AdapterError> {
-        let classify: Classifier = |code, _| classify_sqlstate(code);
-        Ok(Postgres {
-            family: Family::new("postgres", HINT, DEFAULT_URL, classify, opts)?,
-        })
+        let by_code: Classifier = |code, _| classify_sqlstate(code);
+        SqlDatabase::plain(("postgres", HINT, DEFAULT_URL), by_code, opts, isolation)
     }
 }
 
-/// The error and its causes, joined (tokio-postgres puts the OS error in
-/// the source).
 /// Why connecting failed, from the server's SQLSTATE or the IO error.
 fn connect_failure(e: &tokio_postgres::Error) -> ConnectFailure {
     if let Some(db) = e.as_db_error() {
@@ -519,42 +330,14 @@ fn connect_failure(e: &tokio_postgres::Error) -> ConnectFailure {
     ConnectFailure::Other
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        cur = c.source();
-    }
-    s
-}
-
 /// The isolation PostgreSQL runs at to promise `level`, or the one named
 /// by `--isolation`.
 pub fn isolation(level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
-    if let Some(name) = explicit {
-        return match normalize_isolation(name).as_str() {
-            "read-committed" => Ok(READ_COMMITTED),
-            "repeatable-read" => Ok(REPEATABLE_READ),
-            "serializable" => Ok(SERIALIZABLE),
-            _ => Err(AdapterError::Isolation(format!(
-                "postgres has no isolation level {name:?}; use one of: \
-                 read-committed, repeatable-read, serializable"
-            ))),
-        };
-    }
-    Ok(match level {
-        Level::Rc => READ_COMMITTED,
-        // Repeatable read is snapshot isolation, which implies the weaker
-        // levels; strong session SI holds on one node, since a session's
-        // later snapshot includes its own commits.
-        Level::Ra | Level::Cc | Level::Pc | Level::Si | Level::StrongSessionSi => REPEATABLE_READ,
-        Level::StrongSi | Level::Ser | Level::StrongSessionSer | Level::Sser => SERIALIZABLE,
-    })
+    // Repeatable read is snapshot isolation, which implies the weaker
+    // levels; strong session SI holds on one node, since a session's
+    // later snapshot includes its own commits.
+    let settings = [READ_COMMITTED, REPEATABLE_READ, SERIALIZABLE];
+    ansi("postgres", level, explicit, settings, SERIALIZABLE)
 }
 
 /// What a SQLSTATE means for the transaction.
@@ -600,38 +383,6 @@ pub(crate) fn classify_with(
             code: ErrorClass::ConnectionLost.name().into(),
             message: scrub(&error_chain(e), secret),
         },
-    }
-}
-
-#[async_trait]
-impl Database for Postgres {
-    fn name(&self) -> &'static str {
-        "postgres"
-    }
-
-    fn location(&self) -> String {
-        self.family.location()
-    }
-
-    fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
-        isolation(level, explicit)
-    }
-
-    async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        self.family.setup(schema).await
-    }
-
-    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
-        self.family.teardown(keep_tables).await
-    }
-
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let (client, ep) = self.family.connect(session).await?;
-        Ok(self.family.session(ep, client, None))
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.family.notes.all()
     }
 }
 
@@ -781,6 +532,7 @@ impl Conn for PgConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Database;
 
     #[test]
     fn levels_map_to_the_weakest_setting_that_promises_them() {
@@ -825,28 +577,16 @@ mod tests {
             ),
             (Sser, "serializable", "BEGIN ISOLATION LEVEL SERIALIZABLE"),
         ];
-        assert_eq!(want.len(), Level::ALL.len());
-        for (level, name, begin) in want {
-            let iso = isolation(level, None).unwrap();
-            assert_eq!((iso.name, iso.begin), (name, begin), "{level}");
-        }
-    }
-
-    #[test]
-    fn explicit_isolation_overrides_the_level() {
-        let iso = isolation(Level::Sser, Some("read-committed")).unwrap();
-        assert_eq!(iso.name, "read-committed");
-        assert_eq!(
-            isolation(Level::Rc, Some("SERIALIZABLE")).unwrap().name,
-            "serializable"
-        );
-        assert_eq!(
-            isolation(Level::Rc, Some("repeatable_read")).unwrap().name,
-            "repeatable-read"
-        );
-        let e = isolation(Level::Si, Some("snapshot"))
-            .unwrap_err()
-            .to_string();
+        crate::family::check_levels(isolation, &want);
+        // --isolation overrides the level.
+        let names = [
+            (Level::Sser, "read-committed", "read-committed"),
+            (Level::Rc, "SERIALIZABLE", "serializable"),
+            (Level::Rc, "repeatable_read", "repeatable-read"),
+        ];
+        crate::family::check_names(isolation, &names);
+        let e = isolation(Level::Si, Some("snapshot")).unwrap_err();
+        let e = e.to_string();
         assert!(
             e.contains("\"snapshot\"") && e.contains("repeatable-read"),
             "{e}"
@@ -913,15 +653,6 @@ mod tests {
     }
 
     #[test]
-    fn read_locks_pick_the_statements() {
-        assert_eq!(Reads::new(ReadLock::Plain).read, sql::READ);
-        assert!(Reads::new(ReadLock::ForUpdate)
-            .range
-            .ends_with(" ORDER BY k FOR UPDATE"));
-        assert!(Reads::new(ReadLock::Share).list.ends_with(" FOR SHARE"));
-    }
-
-    #[test]
     fn sessions_go_to_the_endpoints_round_robin() {
         let opts = OpenOptions::new(
             vec!["postgres://u@a/db".into(), "postgres://u@b/db".into()],
@@ -951,14 +682,8 @@ mod tests {
         let pg = Postgres::new(&opts).unwrap();
         assert_eq!(pg.location(), "postgres://alice:***@db.example:5433/app");
         assert_eq!(pg.family.endpoints[0].secret.as_deref(), Some("s3cret"));
-        let dflt = Postgres::new(&OpenOptions::new(vec![], Default::default())).unwrap();
-        assert_eq!(dflt.location(), DEFAULT_URL);
-        let bad = OpenOptions::new(
-            vec!["postgres://u:pw@h:notaport/db".into()],
-            Default::default(),
-        );
-        let e = Postgres::new(&bad).err().unwrap().to_string();
-        assert!(!e.contains("pw@"), "{e}");
+        let bad = "postgres://u:pw@h:notaport/db";
+        let e = crate::family::check_default_and_bad(Postgres::new, DEFAULT_URL, bad);
         assert!(e.contains("u:***@h"), "{e}");
     }
 }

@@ -18,11 +18,13 @@
 use async_trait::async_trait;
 use history::{DbTs, Level};
 use mysql_async::prelude::Queryable;
-use workloads::Schema;
 
 use crate::error::{AdapterError, ErrorClass};
-use crate::mysql::{self, Family, SessionExtras};
-use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
+use mysql_async::Opts;
+
+use crate::family::{by_level, by_name, Dialect, Endpoint, Family, SqlDatabase};
+use crate::mysql::{self, DbtsQuery, My};
+use crate::{normalize_isolation, Isolation, OpenOptions, ReadLock};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "mysql://root@127.0.0.1:4000/test";
@@ -87,39 +89,47 @@ pub fn isolation(
     explicit: Option<&str>,
     mode: TxnMode,
 ) -> Result<Isolation, AdapterError> {
+    let pessimistic = mode == TxnMode::Pessimistic;
     if let Some(name) = explicit {
-        return match normalize_isolation(name).as_str() {
-            "read-committed" if mode == TxnMode::Pessimistic => Ok(mysql::READ_COMMITTED),
-            "read-committed" => Err(AdapterError::Isolation(
+        if !pessimistic && normalize_isolation(name) == "read-committed" {
+            return Err(AdapterError::Isolation(
                 "tidb runs read committed only in pessimistic mode; \
                  use --tidb-txn-mode pessimistic"
                     .into(),
-            )),
-            "repeatable-read" | "snapshot" | "si" => Ok(mysql::REPEATABLE_READ),
-            _ => Err(AdapterError::Isolation(format!(
-                "tidb has no isolation level {name:?}; use one of: \
-                 read-committed (pessimistic mode), repeatable-read (snapshot isolation)"
-            ))),
-        };
+            ));
+        }
+        return by_name(
+            "tidb",
+            name,
+            &[
+                (&["read-committed"], mysql::READ_COMMITTED),
+                (
+                    &["repeatable-read", "snapshot", "si"],
+                    mysql::REPEATABLE_READ,
+                ),
+            ],
+            "read-committed (pessimistic mode), repeatable-read (snapshot isolation)",
+        );
     }
-    match level {
-        // Optimistic mode has no read committed; SI implies rc.
-        Level::Rc if mode == TxnMode::Pessimistic => Ok(mysql::READ_COMMITTED),
-        Level::Rc
-        | Level::Ra
-        | Level::Cc
-        | Level::Pc
-        | Level::Si
-        | Level::StrongSessionSi
-        | Level::StrongSi => Ok(mysql::REPEATABLE_READ),
-        Level::Ser | Level::StrongSessionSer | Level::Sser => {
+    // Optimistic mode has no read committed; SI implies rc.
+    let rc = if pessimistic {
+        mysql::READ_COMMITTED
+    } else {
+        mysql::REPEATABLE_READ
+    };
+    by_level(
+        level,
+        [
+            Ok(rc),
+            Ok(mysql::REPEATABLE_READ),
+            Ok(mysql::REPEATABLE_READ),
             Err(AdapterError::Isolation(format!(
                 "tidb offers no level that promises {level}: its strongest is repeatable-read \
              (snapshot isolation); to check it against {level} anyway, add \
              --isolation repeatable-read"
-            )))
-        }
-    }
+            ))),
+        ],
+    )
 }
 
 /// What a TiDB error code (and, for TiDB's catch-all 1105, its message)
@@ -163,52 +173,61 @@ pub fn parse_last_txn_info(text: &str) -> Option<DbTs> {
     Some(DbTs { start, commit })
 }
 
-/// The TiDB adapter.
-pub struct Tidb {
-    family: Family,
+/// The TiDB dialect: its transaction mode.
+pub struct TidbDialect {
     mode: TxnMode,
 }
+
+/// The TiDB adapter.
+pub type Tidb = SqlDatabase<My, TidbDialect>;
 
 impl Tidb {
     /// Parses the `--url`s (default [`DEFAULT_URL`]) and the transaction
     /// mode; connects nowhere yet.
     pub fn new(opts: &OpenOptions) -> Result<Tidb, AdapterError> {
-        let (family, params) = Family::new("tidb", HINT, DEFAULT_URL, opts, &[MODE_PARAM])?;
-        if opts.read_lock == ReadLock::Share {
-            return Err(AdapterError::Config(
-                "tidb: --read-lock share takes no lock in TiDB (LOCK IN SHARE MODE is a no-op \
-                 there); use --read-lock for-update"
-                    .into(),
-            ));
-        }
-        let mut mode = None;
-        let given = params
-            .iter()
-            .flatten()
-            .map(|(_, v)| v.as_str())
-            .chain(opts.tidb_txn_mode.as_deref());
-        for m in given {
-            let parsed = TxnMode::parse(m).ok_or_else(|| {
-                AdapterError::Config(format!(
-                    "tidb: unknown transaction mode {m:?} (expected optimistic or pessimistic)"
-                ))
-            })?;
-            if mode.is_some_and(|old| old != parsed) {
-                return Err(AdapterError::Config(
-                    "tidb: the URLs and --tidb-txn-mode ask for different transaction modes".into(),
-                ));
-            }
-            mode = Some(parsed);
-        }
-        Ok(Tidb {
-            family,
-            mode: mode.unwrap_or(TxnMode::Pessimistic),
-        })
+        let server = ("tidb", HINT, DEFAULT_URL);
+        SqlDatabase::open(
+            server,
+            classify_code as _,
+            opts,
+            &[MODE_PARAM],
+            |_, params| {
+                if opts.read_lock == ReadLock::Share {
+                    return Err(AdapterError::Config(
+                        "tidb: --read-lock share takes no lock in TiDB (LOCK IN SHARE MODE is a \
+                     no-op there); use --read-lock for-update"
+                            .into(),
+                    ));
+                }
+                let given = params
+                    .iter()
+                    .flatten()
+                    .map(|(_, v)| v.as_str())
+                    .chain(opts.tidb_txn_mode.as_deref());
+                let mut mode = None;
+                for m in given {
+                    let parsed = TxnMode::parse(m).ok_or_else(|| {
+                        AdapterError::Config(format!(
+                        "tidb: unknown transaction mode {m:?} (expected optimistic or pessimistic)"
+                    ))
+                    })?;
+                    if mode.is_some_and(|old| old != parsed) {
+                        return Err(AdapterError::Config(
+                        "tidb: the URLs and --tidb-txn-mode ask for different transaction modes"
+                            .into(),
+                    ));
+                    }
+                    mode = Some(parsed);
+                }
+                let mode = mode.unwrap_or(TxnMode::Pessimistic);
+                Ok(TidbDialect { mode })
+            },
+        )
     }
 
     /// The transaction mode sessions run in.
     pub fn mode(&self) -> TxnMode {
-        self.mode
+        self.dialect.mode
     }
 }
 
@@ -218,80 +237,52 @@ pub fn is_tidb(version: &str) -> bool {
 }
 
 #[async_trait]
-impl Database for Tidb {
-    fn name(&self) -> &'static str {
-        "tidb"
-    }
-
-    fn location(&self) -> String {
-        self.family.location()
-    }
-
+impl Dialect<My> for TidbDialect {
     fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
         isolation(level, explicit, self.mode)
     }
 
-    async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        self.family.setup(schema).await
-    }
-
-    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
-        self.family.teardown(keep_tables).await
-    }
-
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let ep = self.family.endpoint(session);
-        let mut conn = self.family.open(ep).await?;
-        self.family.init_session(ep, &mut conn).await?;
-        let version = self.family.version(ep, &mut conn).await?;
+    async fn prepare(
+        &self,
+        family: &Family<My>,
+        ep: &Endpoint<Opts>,
+        conn: &mut mysql_async::Conn,
+    ) -> Result<Option<DbtsQuery>, AdapterError> {
+        let version = family.version(ep, conn).await?;
         let own = [sql::DISABLE_AUTO_RETRY, sql::RETRY_LIMIT, self.mode.set()];
-        let tidb = is_tidb(&version);
-        if tidb {
-            for stmt in own {
-                match conn.query_drop(stmt).await {
-                    Ok(()) => {}
-                    // A variable this TiDB version no longer has (auto
-                    // retry was removed in v8.0): nothing to switch off.
-                    Err(mysql_async::Error::Server(e)) if e.code == 1193 => {
-                        self.family.notes.add(format!(
-                            "tidb: skipped `{stmt}`: the server ({version}) has no such \
-                             variable ({}: {})",
-                            e.code, e.message
-                        ));
-                    }
-                    Err(e) => return Err(self.family.setup_error(ep, &e)),
-                }
-            }
-        } else {
+        if !is_tidb(&version) {
             let mut skipped: Vec<&str> = own.to_vec();
             skipped.push(sql::LAST_TXN_INFO);
-            self.family.notes.add(format!(
-                "tidb: the server at {} is not TiDB (version {version}); skipped the \
-                 TiDB-only statements `{}`, so no dbts are recorded and the transaction \
-                 mode ({}) is not set",
-                ep.shown,
-                skipped.join("`, `"),
+            let more = format!(
+                ", so no dbts are recorded and the transaction mode ({}) is not set",
                 self.mode.name()
-            ));
+            );
+            family.not_the_server(ep, "TiDB", &format!("version {version}"), &skipped, &more);
+            return Ok(None);
         }
-        let extras = SessionExtras {
-            classify: classify_code,
-            dbts: tidb.then_some((
-                sql::LAST_TXN_INFO,
-                parse_last_txn_info as fn(&str) -> Option<DbTs>,
-            )),
-        };
-        Ok(self.family.session(ep, conn, extras))
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.family.notes.all()
+        for stmt in own {
+            match conn.query_drop(stmt).await {
+                Ok(()) => {}
+                // A variable this TiDB version no longer has (auto
+                // retry was removed in v8.0): nothing to switch off.
+                Err(mysql_async::Error::Server(e)) if e.code == 1193 => {
+                    family.notes.add(format!(
+                        "tidb: skipped `{stmt}`: the server ({version}) has no such \
+                         variable ({}: {})",
+                        e.code, e.message
+                    ));
+                }
+                Err(e) => return Err(family.setup_error(ep, &e)),
+            }
+        }
+        Ok(Some((sql::LAST_TXN_INFO, parse_last_txn_info)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Database;
 
     #[test]
     fn levels_map_to_repeatable_read_or_read_committed() {

@@ -23,11 +23,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use history::Level;
-use workloads::Schema;
 
 use crate::error::{AdapterError, ErrorClass};
-use crate::postgres::{self, Family, RcCheck};
-use crate::{normalize_isolation, Database, Isolation, OpenOptions, Session};
+use tokio_postgres::{Client, Config};
+
+use crate::family::{by_level, by_name, Dialect, Endpoint, Family, SqlDatabase};
+use crate::postgres::{self, Pg, RcCheck};
+use crate::{Isolation, OpenOptions};
 
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "postgres://yugabyte@127.0.0.1:5433/yugabyte";
@@ -47,32 +49,32 @@ mod sql {
 }
 
 /// Snapshot isolation: YSQL's REPEATABLE READ.
-const SNAPSHOT: Isolation = Isolation {
-    name: "snapshot",
-    begin: postgres::sql::BEGIN_RR,
-};
+const SNAPSHOT: Isolation = Isolation::new("snapshot", postgres::sql::BEGIN_RR);
 
 /// The isolation YugabyteDB runs at to promise `level`, or the one named by
 /// `--isolation`.
 pub fn isolation(level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
-    if let Some(name) = explicit {
-        return match normalize_isolation(name).as_str() {
-            "read-committed" => Ok(postgres::READ_COMMITTED),
-            "snapshot" | "repeatable-read" | "si" => Ok(SNAPSHOT),
-            "serializable" => Ok(postgres::SERIALIZABLE),
-            _ => Err(AdapterError::Isolation(format!(
-                "yugabyte has no isolation level {name:?}; use one of: \
-                 read-committed, snapshot (repeatable-read), serializable"
-            ))),
-        };
+    match explicit {
+        Some(name) => by_name(
+            "yugabyte",
+            name,
+            &[
+                (&["read-committed"], postgres::READ_COMMITTED),
+                (&["snapshot", "repeatable-read", "si"], SNAPSHOT),
+                (&["serializable"], postgres::SERIALIZABLE),
+            ],
+            "read-committed, snapshot (repeatable-read), serializable",
+        ),
+        None => Ok(by_level(
+            level,
+            [
+                postgres::READ_COMMITTED,
+                SNAPSHOT,
+                postgres::SERIALIZABLE,
+                postgres::SERIALIZABLE,
+            ],
+        )),
     }
-    Ok(match level {
-        Level::Rc => postgres::READ_COMMITTED,
-        Level::Ra | Level::Cc | Level::Pc | Level::Si | Level::StrongSessionSi => SNAPSHOT,
-        Level::StrongSi | Level::Ser | Level::StrongSessionSer | Level::Sser => {
-            postgres::SERIALIZABLE
-        }
-    })
 }
 
 /// Messages of YugabyteDB's retryable conflicts, whatever SQLSTATE came
@@ -112,90 +114,72 @@ pub fn is_yugabyte(version: &str) -> bool {
     version.contains("-YB-")
 }
 
-/// The YugabyteDB adapter.
-pub struct Yugabyte {
-    family: Family,
+/// The YugabyteDB dialect: its read committed check.
+pub struct YugabyteDialect {
     rc_check: Arc<RcCheck>,
 }
+
+/// The YugabyteDB adapter.
+pub type Yugabyte = SqlDatabase<Pg, YugabyteDialect>;
 
 impl Yugabyte {
     /// Parses the `--url`s (default [`DEFAULT_URL`]); connects nowhere yet.
     pub fn new(opts: &OpenOptions) -> Result<Yugabyte, AdapterError> {
-        let family = Family::new("yugabyte", HINT, DEFAULT_URL, classify, opts)?;
-        let rc_check = Arc::new(RcCheck::new(
-            "yugabyte",
-            sql::EFFECTIVE_LEVEL,
-            "yugabyte: READ COMMITTED runs as snapshot isolation on this cluster \
-             (start the tservers with yb_enable_read_committed_isolation=true)",
-            Arc::clone(&family.notes),
-        ));
-        Ok(Yugabyte { family, rc_check })
+        let server = ("yugabyte", HINT, DEFAULT_URL);
+        SqlDatabase::open(server, classify as _, opts, &[], |family, _| {
+            let rc_check = Arc::new(RcCheck::new(
+                "yugabyte",
+                sql::EFFECTIVE_LEVEL,
+                "yugabyte: READ COMMITTED runs as snapshot isolation on this cluster \
+                 (start the tservers with yb_enable_read_committed_isolation=true)",
+                Arc::clone(&family.notes),
+            ));
+            Ok(YugabyteDialect { rc_check })
+        })
     }
 }
 
 #[async_trait]
-impl Database for Yugabyte {
-    fn name(&self) -> &'static str {
-        "yugabyte"
-    }
-
-    fn location(&self) -> String {
-        self.family.location()
-    }
-
+impl Dialect<Pg> for YugabyteDialect {
     fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
         isolation(level, explicit)
     }
 
-    async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        self.family.setup(schema).await
-    }
-
-    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
-        self.family.teardown(keep_tables).await
-    }
-
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let (client, ep) = self.family.connect(session).await?;
-        let version = self.family.version(ep, &client).await?;
+    async fn prepare(
+        &self,
+        family: &Family<Pg>,
+        ep: &Endpoint<Config>,
+        client: &mut Client,
+    ) -> Result<Option<Arc<RcCheck>>, AdapterError> {
+        let version = family.version(ep, client).await?;
+        let short = version.split(" on ").next().unwrap_or(&version);
         if !is_yugabyte(&version) {
             let mut skipped = sql::SESSION_INIT.to_vec();
             skipped.push(sql::EFFECTIVE_LEVEL);
-            self.family.notes.add(format!(
-                "yugabyte: the server at {} is not YugabyteDB ({}); skipped the \
-                 YugabyteDB-only statements `{}`",
-                ep.shown,
-                version.split(" on ").next().unwrap_or(&version),
-                skipped.join("`, `")
-            ));
-            return Ok(self.family.session(ep, client, None));
+            family.not_the_server(ep, "YugabyteDB", short, &skipped, "");
+            return Ok(None);
         }
         for stmt in sql::SESSION_INIT {
             match client.batch_execute(stmt).await {
                 Ok(()) => {}
                 // A setting this version does not have: nothing to set.
                 Err(e) if e.code().map(|c| c.code()) == Some("42704") => {
-                    self.family.notes.add(format!(
-                        "yugabyte: skipped `{stmt}`: the server ({}) has no such setting",
-                        version.split(" on ").next().unwrap_or(&version)
+                    family.notes.add(format!(
+                        "yugabyte: skipped `{stmt}`: the server ({short}) has no such setting"
                     ));
                 }
-                Err(e) => return Err(self.family.init_error(ep, &e)),
+                Err(e) => return Err(family.init_error(ep, &e)),
             }
         }
-        self.rc_check.probe(&client).await;
-        let check = Some(Arc::clone(&self.rc_check));
-        Ok(self.family.session(ep, client, check))
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.family.notes.all()
+        self.rc_check.probe(client).await;
+        Ok(Some(Arc::clone(&self.rc_check)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Database;
 
     #[test]
     fn levels_map_to_the_weakest_setting_that_promises_them() {
@@ -215,27 +199,14 @@ mod tests {
             (StrongSessionSer, "serializable", ser),
             (Sser, "serializable", ser),
         ];
-        assert_eq!(want.len(), Level::ALL.len());
-        for (level, name, begin) in want {
-            let iso = isolation(level, None).unwrap();
-            assert_eq!((iso.name, iso.begin), (name, begin), "{level}");
-        }
-    }
-
-    #[test]
-    fn explicit_isolation() {
-        assert_eq!(
-            isolation(Level::Ser, Some("snapshot")).unwrap().name,
-            "snapshot"
-        );
-        assert_eq!(
-            isolation(Level::Ser, Some("repeatable-read")).unwrap().name,
-            "snapshot"
-        );
-        assert_eq!(
-            isolation(Level::Si, Some("READ COMMITTED")).unwrap().name,
-            "read-committed"
-        );
+        crate::family::check_levels(isolation, &want);
+        // --isolation overrides the level.
+        let names = [
+            (Level::Ser, "snapshot", "snapshot"),
+            (Level::Ser, "repeatable-read", "snapshot"),
+            (Level::Si, "READ COMMITTED", "read-committed"),
+        ];
+        crate::family::check_names(isolation, &names);
         let e = isolation(Level::Si, Some("chaos")).unwrap_err().to_string();
         assert!(e.contains("snapshot"), "{e}");
     }

@@ -7,7 +7,7 @@
 use checkers::general::{check_general, General, GeneralOptions};
 use checkers::index::Index;
 use checkers::solve::Strategy;
-use checkers::testgen::{random_history, GenConfig};
+use checkers_testkit::{random_history, GenConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
 use history::{History, Level};
 use rand::SeedableRng;

@@ -10,7 +10,7 @@
 //!      is one for the level, and places the weak levels;
 //!    - the lattice: for `si` and `ser`, a witness of their session
 //!      variant, on a share of the time ([`stronger_witness`]);
-//!    - the general black-box search ([`general`](crate::general): known
+//!    - the general black-box search ([`general`](crate::decide::blackbox::general): known
 //!      edges, witnesses, pruning by clocks with windows, a time- or
 //!      order-guided polygraph, a local refutation, the complete
 //!      polygraph).
@@ -30,18 +30,18 @@ use history::{History, Level};
 
 use crate::anomaly::Scope;
 use crate::certify::{CertError, Certificate, Claim, Refutation, Witness};
-use crate::cycles::{classify, find_cycles, Cycle};
-use crate::depgraph::{Dep, DepGraph, Orders, VersionOrder};
-use crate::evidence;
+use crate::decide::blackbox::general::{check_general, model_of, General, GeneralOptions};
+use crate::decide::blackbox::interpret::counterexample_core;
+use crate::decide::cycles::{classify, find_cycles, Cycle};
+use crate::decide::depgraph::{Dep, DepGraph, Orders, VersionOrder};
+use crate::decide::mini::{not_mini, version_order, Divergence};
+use crate::decide::weak::WeakVerdict;
+use crate::explain::evidence;
 use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
-use crate::general::{check_general, model_of, General, GeneralOptions};
 use crate::index::Index;
-use crate::interpret::counterexample_core;
 use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_equal};
-use crate::mini::{not_mini, version_order, Divergence};
+use crate::options::{CheckOptions, Stage};
 use crate::report::{Anomaly, Certified, HistoryStats, Report, Verdict};
-use crate::weak::WeakVerdict;
-use crate::{CheckOptions, Stage};
 
 /// What one method found at one level, before it becomes a report.
 struct Outcome {
@@ -95,7 +95,7 @@ fn check_stages(
     prepared: Option<Prepared<'_>>,
 ) -> Report {
     let t0 = Instant::now();
-    crate::polygraph::reset_work();
+    crate::decide::blackbox::polygraph::reset_work();
     opts.tell(Stage::Indexing { txns: h.txns.len() });
     let ix = Index::new(h);
     opts.tell(Stage::Indexed { txns: ix.len() });
@@ -104,7 +104,7 @@ fn check_stages(
     opts.tell(Stage::Deciding { level });
     let out = decide(&ix, level, opts, true, t0, deadline, None);
     // The search effort of the requested level alone.
-    let constraints = crate::polygraph::work();
+    let constraints = crate::decide::blackbox::polygraph::work();
     opts.tell(Stage::Decided(out.verdict));
     if let Some(cb) = &opts.on_verdict {
         cb(level, out.verdict, t0.elapsed());
@@ -438,7 +438,7 @@ fn decide(
     let mut also_satisfies = Vec::new();
     // Non-cyclic anomalies need no version order.
     let list_findings = if ix.lists {
-        crate::lists::list_orders(ix).findings
+        crate::index::lists::list_orders(ix).findings
     } else {
         Vec::new()
     };
@@ -452,8 +452,8 @@ fn decide(
     }
     let mut notes = Vec::new();
     let (verdict, method) = if !is_strong(level) {
-        let limit = crate::weak::Limit { deadline, soft };
-        let w = crate::weak::check_weak_limited(ix, level, explain, limit);
+        let limit = crate::decide::weak::Limit { deadline, soft };
+        let w = crate::decide::weak::check_weak_limited(ix, level, explain, limit);
         // Weak-level cycles are shown by the axioms' forced edges; their
         // levels come with them (the lattice rows are about Adya cycles).
         // Each is proved by re-deciding its transactions alone.
@@ -730,9 +730,9 @@ fn known_order(
 
 /// A witness of the SER or SI model as one of `model`: a serial order is a
 /// schedule in which each transaction commits before the next begins.
-fn in_model(w: Witness, model: crate::depgraph::Model) -> Witness {
+fn in_model(w: Witness, model: crate::decide::depgraph::Model) -> Witness {
     match (w, model) {
-        (Witness::Serial(order), crate::depgraph::Model::Si) => Witness::Schedule(
+        (Witness::Serial(order), crate::decide::depgraph::Model::Si) => Witness::Schedule(
             order
                 .into_iter()
                 .flat_map(|t| [(t, false), (t, true)])
@@ -784,7 +784,7 @@ const MINIMIZE_FOR: std::time::Duration = std::time::Duration::from_secs(3);
 fn refutation_anomaly(ix: &Index, c: Cycle) -> Anomaly {
     let mut a = cycle_anomaly(ix, &c);
     for (e, te) in a.edges.iter_mut().zip(&c.edges) {
-        if te.label.why == crate::depgraph::Why::Chosen {
+        if te.label.why == crate::decide::depgraph::Why::Chosen {
             e.reason
                 .push_str(" [forced: the opposite order closes a cycle too]");
         }

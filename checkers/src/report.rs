@@ -284,7 +284,7 @@ pub struct Report {
     /// The verdict's proof: the witness of an `ok`, the refutations of an
     /// `anomalous` that the certificate checker accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certificate: Option<crate::certify::Certificate>,
+    pub certificate: Option<crate::certify::certificate::Certificate>,
 }
 
 /// The certificate checker's word on a verdict.

@@ -22,7 +22,7 @@ fn t(id: u64, session: u64, ops: Vec<Op>) -> Txn {
 
 fn verdict(h: &History, l: Level) -> (Verdict, Vec<(AnomalyKind, Option<CommonName>)>) {
     let rep = check(h, l, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     (
         rep.verdict,
         rep.anomalies.iter().map(|a| (a.kind, a.common)).collect(),
@@ -59,7 +59,7 @@ fn lost_update_fails_ser_and_si() {
         "{found:?}"
     );
     let rep = check(&h, Level::Si, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     let a = &rep.anomalies[0];
     assert_eq!(a.txns.len(), 3);
     assert!(a.edges.iter().all(|e| !e.reason.is_empty()));
@@ -79,7 +79,7 @@ fn write_skew_passes_si_and_fails_ser() {
         vec![(AnomalyKind::G2Item, Some(CommonName::WriteSkew))]
     );
     let rep = check(&h, Level::Ser, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     assert!(rep.satisfies.contains(&Level::Si), "{:?}", rep.satisfies);
     assert!(!rep.fails.contains(&Level::Si));
 }
@@ -142,7 +142,7 @@ fn intermediate_read_fails_every_level() {
     // T1 read a value T0 overwrote before committing.
     for l in [Level::Ser, Level::Si] {
         let rep = check(&h, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "anomalies");
+        checkers_testkit::assert_certified(&rep, "anomalies");
         assert_eq!(rep.verdict, Verdict::Anomalous, "{l}");
         assert_eq!(rep.anomalies[0].kind, AnomalyKind::IntermediateRead);
     }
@@ -200,7 +200,7 @@ fn stale_read_fails_sser_but_not_ser() {
         Verdict::Ok
     );
     let rep = check(&h, Level::Sser, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(rep.anomalies[0].common, Some(CommonName::StaleRead));
     assert_eq!(rep.anomalies[0].scope, checkers::Scope::RealTime);
@@ -222,7 +222,7 @@ fn session_violation_fails_strong_session_levels_only() {
         Verdict::Ok
     );
     let rep = check(&h, Level::StrongSessionSi, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(
         rep.anomalies[0].common,
@@ -241,7 +241,7 @@ fn blind_writes_go_to_the_general_checker() {
         t(2, 2, vec![r("x", Some(3)), r("y", Some(2))]),
     ]);
     let rep = check(&ok, Level::Ser, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "anomalies");
+    checkers_testkit::assert_certified(&rep, "anomalies");
     assert_eq!(rep.verdict, Verdict::Ok);
     assert_eq!(rep.method, "witness");
     // T2 sees T1's x (so T0 < T1 on x) and T0's y; T3 sees T0's x but T1's
@@ -253,7 +253,7 @@ fn blind_writes_go_to_the_general_checker() {
     ]);
     for l in [Level::Ser, Level::Si] {
         let rep = check(&bad, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "anomalies");
+        checkers_testkit::assert_certified(&rep, "anomalies");
         assert_eq!(rep.verdict, Verdict::Anomalous, "{l}");
         assert_eq!(rep.anomalies.len(), 1, "{l}: {:#?}", rep.anomalies);
         let a = &rep.anomalies[0];

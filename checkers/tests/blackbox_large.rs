@@ -163,7 +163,7 @@ fn verdict(kind: Injected, level: Level) -> Verdict {
         ..CheckOptions::default()
     };
     let rep = check(&h, level, &opts);
-    checkers::testgen::assert_certified(&rep, "blackbox_large");
+    checkers_testkit::assert_certified(&rep, "blackbox_large");
     rep.verdict
 }
 

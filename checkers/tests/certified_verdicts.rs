@@ -3,8 +3,8 @@
 //! list histories, at all ten levels, no certificate may fail, and nearly
 //! every decided verdict must be checked (the rest are counted and shown).
 
-use checkers::testgen::{assert_certified, random_history, random_list_history, GenConfig};
 use checkers::{check, Certified, CheckOptions, Report, Verdict};
+use checkers_testkit::{assert_certified, random_history, random_list_history, GenConfig};
 use history::{History, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -13,8 +13,8 @@
 
 use checkers::certify::*;
 use checkers::oracle;
-use checkers::testgen::{random_history, GenConfig};
 use checkers::AnomalyKind;
+use checkers_testkit::{random_history, GenConfig};
 use history::{to_jsonl_string, DbTs, History, Key, Level, Op, Status, Txn};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

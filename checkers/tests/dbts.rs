@@ -55,7 +55,7 @@ fn a_snapshot_that_misses_an_earlier_commit_is_caught_only_with_timestamps() {
         "black-box it is fine"
     );
     let rep = check(&h, Level::Si, &opts(true));
-    checkers::testgen::assert_certified(&rep, "dbts");
+    checkers_testkit::assert_certified(&rep, "dbts");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     let a = &rep.anomalies[0];
     assert!(
@@ -111,7 +111,7 @@ fn an_info_writer_without_a_commit_timestamp_is_not_committed_at_its_start() {
     ]);
     for l in Level::ALL {
         let rep = check(&h, l, &opts(true));
-        checkers::testgen::assert_certified(&rep, "dbts");
+        checkers_testkit::assert_certified(&rep, "dbts");
         assert_eq!(rep.verdict, Verdict::Ok, "{l}: {rep:?}");
     }
 }
@@ -126,7 +126,7 @@ fn an_ok_writer_without_timestamps_is_not_forced_after_a_timestamped_one() {
     ]);
     for l in Level::ALL {
         let rep = check(&h, l, &opts(true));
-        checkers::testgen::assert_certified(&rep, "dbts");
+        checkers_testkit::assert_certified(&rep, "dbts");
         assert_eq!(rep.verdict, Verdict::Ok, "{l}: {rep:?}");
     }
 }
@@ -141,7 +141,7 @@ fn ser_does_not_require_the_commit_order() {
     ]);
     for l in [Level::Ser, Level::Si, Level::Sser, Level::StrongSi] {
         let rep = check(&h, l, &opts(true));
-        checkers::testgen::assert_certified(&rep, "dbts");
+        checkers_testkit::assert_certified(&rep, "dbts");
         assert_eq!(rep.verdict, Verdict::Ok, "{l}: {rep:?}");
     }
 }
@@ -157,11 +157,11 @@ fn si_and_ser_with_timestamps_do_not_claim_each_other() {
         txn(1, vec![r(1, None)], 5, Some(6)),
     ]);
     let si = check(&h, Level::Si, &opts(true));
-    checkers::testgen::assert_certified(&si, "dbts");
+    checkers_testkit::assert_certified(&si, "dbts");
     assert_eq!(si.verdict, Verdict::Anomalous);
     assert!(!si.fails.contains(&Level::Ser), "{:?}", si.fails);
     let ser = check(&h, Level::Ser, &opts(true));
-    checkers::testgen::assert_certified(&ser, "dbts");
+    checkers_testkit::assert_certified(&ser, "dbts");
     assert_eq!(ser.verdict, Verdict::Ok);
     assert!(!ser.satisfies.contains(&Level::Si), "{:?}", ser.satisfies);
 }
@@ -194,7 +194,7 @@ fn a_commit_timestamp_tie_leaves_only_the_tied_writers_unordered() {
     ]);
     for l in Level::ALL {
         let rep = check(&h, l, &opts(true));
-        checkers::testgen::assert_certified(&rep, "dbts tie");
+        checkers_testkit::assert_certified(&rep, "dbts tie");
         assert_eq!(rep.certified, checkers::Certified::Checked, "{l}: {rep:?}");
         let holds = checkers::oracle::satisfies_dbts(&h, l).unwrap();
         let weak = matches!(l, Level::Rc | Level::Ra | Level::Cc | Level::Pc);

@@ -7,7 +7,7 @@ use checkers::certify::{verify, Certificate, Claim, Refutation};
 use checkers::general::{check_general, General, GeneralOptions};
 use checkers::index::Index;
 use checkers::oracle;
-use checkers::testgen::{random_history, GenConfig};
+use checkers_testkit::{random_history, GenConfig};
 use history::{to_jsonl_string, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -234,7 +234,7 @@ fn duplicate_one(h: &mut History, rng: &mut rand_chacha::ChaCha8Rng) -> bool {
 
 #[test]
 fn random_histories_with_a_duplicate_are_anomalous_with_certificates_that_hold() {
-    use checkers::testgen::{assert_certified, random_history, random_list_history, GenConfig};
+    use checkers_testkit::{assert_certified, random_history, random_list_history, GenConfig};
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xd0b1e);
     let cfg = GenConfig {

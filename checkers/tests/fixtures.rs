@@ -223,7 +223,7 @@ fn every_labelled_fixture_gives_its_verdict() {
             unlabelled += 1;
             for level in [Level::Si, Level::Ser] {
                 let rep = check(&h, level, &opts);
-                checkers::testgen::assert_certified(&rep, "fixtures");
+                checkers_testkit::assert_certified(&rep, "fixtures");
                 assert_ne!(
                     rep.verdict,
                     Verdict::Unknown,
@@ -236,7 +236,7 @@ fn every_labelled_fixture_gives_its_verdict() {
         let mut agrees = true;
         for (level, want) in exp {
             let rep = check(&h, level, &opts);
-            checkers::testgen::assert_certified(&rep, "fixtures");
+            checkers_testkit::assert_certified(&rep, "fixtures");
             checked += 1;
             if rep.verdict != want {
                 agrees = false;

@@ -3,8 +3,8 @@
 //! every level, in the checker, its certificate checker and the oracle
 //! alike. It used to panic ("range start is greater than range end").
 
-use checkers::testgen::{assert_certified, random_history, GenConfig};
 use checkers::{check, oracle, Certified, CheckOptions, Verdict};
+use checkers_testkit::{assert_certified, random_history, GenConfig};
 use history::{read_jsonl_str, to_jsonl_string, History, Key, Level, Op};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

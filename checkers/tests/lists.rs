@@ -29,7 +29,7 @@ fn a_serial_list_history_is_valid_everywhere() {
     ]);
     for l in [Level::Si, Level::Ser, Level::Sser, Level::StrongSessionSi] {
         let rep = check(&h, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "lists");
+        checkers_testkit::assert_certified(&rep, "lists");
         assert_eq!(rep.verdict, Verdict::Ok, "{l}: {}", rep.summary());
     }
 }
@@ -43,7 +43,7 @@ fn incompatible_orders_are_reported() {
         t(3, vec![r("x", &[2, 1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert!(
         rep.anomalies
@@ -58,7 +58,7 @@ fn incompatible_orders_are_reported() {
 fn duplicate_elements_are_reported() {
     let h = History::from_txns(vec![t(0, vec![a("x", 1)]), t(1, vec![r("x", &[1, 1])])]);
     let rep = check(&h, Level::Ser, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(rep.anomalies[0].kind, AnomalyKind::DuplicateElements);
 }
@@ -73,7 +73,7 @@ fn lost_append_order_is_a_g_single() {
         t(2, vec![r("y", &[1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous, "{}", rep.summary());
     assert_eq!(rep.anomalies[0].kind, AnomalyKind::GSingle);
     assert_eq!(rep.anomalies[0].common, Some(CommonName::FracturedRead));
@@ -92,7 +92,7 @@ fn write_skew_on_lists_passes_si_and_fails_ser() {
         Verdict::Ok
     );
     let rep = check(&h, Level::Ser, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
     assert_eq!(
         rep.anomalies[0].common,
@@ -135,7 +135,7 @@ fn assert_levels(h: &History, ok: &[Level]) {
             "the oracle at {l}"
         );
         let rep = check(h, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "lists");
+        checkers_testkit::assert_certified(&rep, "lists");
         let want = if ok.contains(&l) {
             Verdict::Ok
         } else {
@@ -181,7 +181,7 @@ fn a_read_after_its_own_append_must_end_with_it() {
     ]);
     assert_levels(&h, &[]);
     let rep = check(&h, Level::Rc, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert!(
         rep.anomalies
             .iter()
@@ -233,7 +233,7 @@ fn a_list_read_reads_from_every_element_writer() {
     ]);
     assert_levels(&y_first, &[Level::Rc]);
     let rep = check(&y_first, Level::Ra, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "lists");
+    checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(
         rep.anomalies[0].common,
         Some(CommonName::FracturedRead),
@@ -289,7 +289,7 @@ fn a_first_writer_cycle_is_named_by_its_anti_dependency_not_g0() {
         t(2, vec![r("x", &[1, 2])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
-    checkers::testgen::assert_certified(&rep, "first writer");
+    checkers_testkit::assert_certified(&rep, "first writer");
     assert_eq!(rep.verdict, Verdict::Anomalous, "{}", rep.summary());
     assert!(
         rep.anomalies.iter().all(|x| x.kind != AnomalyKind::G0),
@@ -359,7 +359,7 @@ fn an_append_that_misses_a_writer_already_seen_fails_every_level() {
     ]);
     for l in ALL {
         let rep = check(&mixed, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "lists and registers");
+        checkers_testkit::assert_certified(&rep, "lists and registers");
         assert_eq!(rep.verdict, Verdict::Anomalous, "{l}: {}", rep.summary());
         assert!(rep.fails.contains(&Level::Rc), "{l}: {}", rep.summary());
     }

@@ -12,8 +12,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use checkers::testgen::{random_history, random_list_history, stamp_ties, GenConfig};
 use checkers::{check, list_oracle, oracle, Certified, CheckOptions, Verdict};
+use checkers_testkit::{random_history, random_list_history, stamp_ties, GenConfig};
 use history::{to_jsonl_string, History, Key, Level, Op};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

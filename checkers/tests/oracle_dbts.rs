@@ -6,8 +6,8 @@
 //! "fails" / "satisfies" claim about other levels, must agree with the
 //! oracle deciding those levels directly.
 
-use checkers::testgen::{random_history, stamp_ties, GenConfig};
 use checkers::{check, oracle, CheckOptions, Verdict};
+use checkers_testkit::{random_history, stamp_ties, GenConfig};
 use history::{to_jsonl_string, DbTs, History, Level, Status};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -78,7 +78,7 @@ fn agree(i: usize, h: &History, l: Level, opts: &CheckOptions, claims: &mut usiz
             eprintln!("{a}");
         }
     }
-    checkers::testgen::assert_certified(&rep, "oracle_dbts");
+    checkers_testkit::assert_certified(&rep, "oracle_dbts");
     let got = match rep.verdict {
         Verdict::Ok => true,
         Verdict::Anomalous => false,
@@ -143,11 +143,11 @@ fn white_box_checking_agrees_with_the_oracle() {
     eprintln!("{claims} fails/satisfies claims checked");
     eprintln!(
         "{} decided verdicts without a checked certificate",
-        checkers::testgen::unchecked_certificates()
+        checkers_testkit::unchecked_certificates()
     );
 }
 
-/// The same with timestamp ties ([`stamp_ties`](checkers::testgen::stamp_ties)), at every level: two
+/// The same with timestamp ties ([`stamp_ties`](checkers_testkit::stamp_ties)), at every level: two
 /// writers of a key that share a commit timestamp are unordered by it, and
 /// only they (the other timestamps still order them against the rest); a
 /// snapshot at a commit's timestamp does not see that commit.

@@ -4,8 +4,8 @@
 //! transactions. Also: the mini-transaction method and the general one
 //! agree on mini-transaction histories.
 
-use checkers::testgen::{random_history, GenConfig};
 use checkers::{check, oracle, CheckOptions, Verdict};
+use checkers_testkit::{random_history, GenConfig};
 use history::{to_jsonl_string, History, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -28,7 +28,7 @@ fn agree(h: &History, i: usize, l: Level) -> bool {
 fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, String) {
     let want = oracle::satisfies(h, l).expect("strong level");
     let rep = check(h, l, opts);
-    checkers::testgen::assert_certified(&rep, "oracle_general");
+    checkers_testkit::assert_certified(&rep, "oracle_general");
     let got = match rep.verdict {
         Verdict::Ok => true,
         Verdict::Anomalous => false,
@@ -151,7 +151,7 @@ fn general_checker_agrees_with_the_oracle() {
         eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
         assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
     }
-    let unchecked = checkers::testgen::unchecked_certificates();
+    let unchecked = checkers_testkit::unchecked_certificates();
     eprintln!("{unchecked} decided verdicts without a checked certificate");
 }
 
@@ -280,7 +280,7 @@ fn the_generator_exercises_every_method() {
         let h = random_history(&mut rng, &cfg);
         for &l in &[Level::Si, Level::Ser] {
             let rep = check(&h, l, &CheckOptions::default());
-            checkers::testgen::assert_certified(&rep, "oracle_general");
+            checkers_testkit::assert_certified(&rep, "oracle_general");
             *methods
                 .entry(format!("{} {}", rep.method, rep.verdict))
                 .or_default() += 1;

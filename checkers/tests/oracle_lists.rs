@@ -2,8 +2,8 @@
 //! many random small list-append histories (internal reads, `info`
 //! writers, failed transactions, stale and fractured snapshots).
 
-use checkers::testgen::{random_list_history, GenConfig};
 use checkers::{check, list_oracle, CheckOptions, Verdict};
+use checkers_testkit::{random_list_history, GenConfig};
 use history::{to_jsonl_string, History, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -28,7 +28,7 @@ fn agree(h: &History, i: usize) -> [bool; 10] {
     for (li, &l) in LEVELS.iter().enumerate() {
         let want = list_oracle::satisfies(h, l).expect("a known level");
         let rep = check(h, l, &CheckOptions::default());
-        checkers::testgen::assert_certified(&rep, "oracle_lists");
+        checkers_testkit::assert_certified(&rep, "oracle_lists");
         let got = match rep.verdict {
             Verdict::Ok => true,
             Verdict::Anomalous => false,

@@ -1,8 +1,8 @@
 //! The mini-transaction checks against the brute-force oracle, on thousands
 //! of random small histories with anomalies, `fail` and `info` transactions.
 
-use checkers::testgen::{random_history, GenConfig};
 use checkers::{check, oracle, CheckOptions, Verdict};
+use checkers_testkit::{random_history, GenConfig};
 use history::{to_jsonl_string, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -31,7 +31,7 @@ fn mini_checks_agree_with_the_oracle() {
         for (li, &l) in LEVELS.iter().enumerate() {
             let want = oracle::satisfies(&h, l).expect("strong level");
             let rep = check(&h, l, &CheckOptions::default());
-            checkers::testgen::assert_certified(&rep, "oracle_mini");
+            checkers_testkit::assert_certified(&rep, "oracle_mini");
             let got = match rep.verdict {
                 Verdict::Ok => true,
                 Verdict::Anomalous => false,
@@ -88,7 +88,7 @@ fn mini_checks_agree_with_the_general_checker() {
         let ix = Index::new(&h);
         for (li, &l) in LEVELS.iter().enumerate() {
             let rep = check(&h, l, &CheckOptions::default());
-            checkers::testgen::assert_certified(&rep, "oracle_mini");
+            checkers_testkit::assert_certified(&rep, "oracle_mini");
             if rep.method != "mini-transaction" {
                 // A committed `info` writer (or a non-cyclic anomaly found
                 // first) sends the history elsewhere: nothing to compare.

@@ -4,9 +4,9 @@
 //! too).
 
 use checkers::index::Index;
-use checkers::testgen::{random_history, GenConfig};
 use checkers::weak::{check_weak, WeakVerdict};
 use checkers::{oracle, AnomalyKind, CommonName, Scope};
+use checkers_testkit::{random_history, GenConfig};
 use history::{to_jsonl_string, History, Key, Level, Op, Status, Txn};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -5,8 +5,8 @@
 //! levels; then random range histories, against the oracle.
 
 use checkers::certify::{Claim, Refutation};
-use checkers::testgen::{assert_certified, random_history, GenConfig};
 use checkers::{check, oracle, AnomalyKind, Certified, CheckOptions, Verdict};
+use checkers_testkit::{assert_certified, random_history, GenConfig};
 use history::{read_jsonl_str, to_jsonl_string, History, Key, Level, Op};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -282,6 +282,6 @@ fn random_range_histories_are_certified_and_agree_with_the_oracle() {
     assert!(ranges > 200 && findings > 200, "{ranges} {findings}");
     eprintln!(
         "{} decided verdicts without a checked certificate",
-        checkers::testgen::unchecked_certificates()
+        checkers_testkit::unchecked_certificates()
     );
 }

@@ -2,8 +2,8 @@
 //! verdicts: JSONL → text → JSONL at every level the text format can carry
 //! (it has no times), and JSONL → Elle EDN → JSONL at every level.
 
-use checkers::testgen::{random_history, GenConfig};
 use checkers::{check, CheckOptions};
+use checkers_testkit::{random_history, GenConfig};
 use history::formats::{self, Format};
 use history::{read_jsonl_str, to_jsonl_string, Level};
 use rand::SeedableRng;

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use checkers::index::Index;
-use checkers::testgen::{random_history, random_list_history, GenConfig};
 use checkers::weak::{check_weak, WeakVerdict};
+use checkers_testkit::{random_history, random_list_history, GenConfig};
 use history::{to_jsonl_string, History, Key, Level, Op, Status, Value};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

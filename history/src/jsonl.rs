@@ -890,3 +890,67 @@ mod tests {
         assert_eq!(h.txns.len(), 1);
     }
 }
+
+/// The JSONL fast path ([`crate::jsonl_fast`]) against the general parser.
+#[cfg(test)]
+mod fast_path_tests {
+    use super::{parse_line, Record};
+    use crate::jsonl_fast::parse_txn;
+
+    /// The fast path agrees with the general parser wherever it answers.
+    fn same(line: &str) -> bool {
+        let fast = parse_txn(line.as_bytes());
+        let slow = parse_line(line);
+        match (fast, slow) {
+            (Some(f), Ok(Some(Record::Txn(s)))) => {
+                assert_eq!(f, s, "{line}");
+                true
+            }
+            (Some(f), other) => panic!("{line}: fast {f:?}, general {other:?}"),
+            (None, _) => false,
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_general_parser() {
+        for line in [
+            r#"{"id":0,"session":18,"status":"ok","start":273868,"end":343813,"kind":"rx","ops":[["r",6,null]],"dbts":{"start":1}}"#,
+            r#"{"id":2,"session":0,"status":"ok","start":1,"end":2,"ops":[["r",7,null],["r",7,null],["w",7,1]],"dbts":{"start":1,"commit":2}}"#,
+            r#" { "id" : 3 , "session" : 1 , "status" : "info" , "start" : 5 , "end" : null , "ops" : [ [ "w" , "x1" , -12884901889 ] , [ "i" , -3 , 4 ] ] , "error" : "reset" } "#,
+            r#"{"id":4,"session":1,"status":"fail","ops":[["a","l",1],["r","l",[1,2,3]],["r","l",[]],["d",2,9],["r","k",5]],"node":"galera-2","error":null}"#,
+            r#"{"id":5,"session":1,"status":"ok","ops":[],"dbts":{"start":4,"commit":null},"kind":null}"#,
+            r#"{"id":18446744073709551615,"session":1,"status":"ok","ops":[["w",-9223372036854775808,9223372036854775807]]}"#,
+            r#"{"ops":[["w",1,1]],"status":"ok","session":2,"id":6,"dbts":null}"#,
+        ] {
+            assert!(same(line), "the fast path should take {line}");
+        }
+    }
+
+    #[test]
+    fn passes_on_what_it_is_not_sure_of() {
+        for line in [
+            r#"{"type":"header","version":1}"#,
+            r#"{"id":1,"id":2,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"extra":1}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["rq",1,2,[]]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"error":"a\"b"}"#,
+            r#"{"id":1.5,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":01,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":-1,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",9223372036854775808,1]]}"#,
+            r#"{"id":1,"session":1,"status":"maybe","ops":[]}"#,
+            r#"{"id":1,"session":1,"ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"start":5,"end":2}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[]} x"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["r",1]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,2,3]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"dbts":{"commit":1}}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[],"dbts":{"start":1,"x":1}}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,1e3]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w",1,1]"#,
+            "",
+        ] {
+            assert!(!same(line), "the fast path should pass on {line}");
+        }
+    }
+}

@@ -14,6 +14,7 @@
 //! A `summary.json` already there is kept as `summary.prev.json`, ready for
 //! `harness compare`.
 
+pub mod args;
 pub mod plan;
 pub mod summary;
 
@@ -26,30 +27,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Args;
 
+pub use args::CampaignArgs;
 use plan::{CampaignFile, PlannedRun};
 use summary::{RunStatus, RunSummary, Summary};
-
-/// Arguments of `harness campaign`.
-#[derive(Args, Debug, Clone)]
-#[command(
-    after_help = "Exit codes: 0 every run met its expectation; 1 some run did not, or \
-could not run (see junit.xml); 2 the campaign file is wrong or the results cannot be written."
-)]
-pub struct CampaignArgs {
-    /// The campaign file (TOML; see scenarios/local.toml).
-    pub file: PathBuf,
-    /// Folder that receives `<campaign>/`.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
-    /// Only the runs whose name contains this text (repeatable).
-    #[arg(long, value_name = "TEXT")]
-    pub only: Vec<String>,
-    /// List the runs, run nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-}
 
 /// Runs `harness campaign`; returns 0 when every run met its expectation,
 /// 1 otherwise.
@@ -74,7 +55,7 @@ pub fn command(args: CampaignArgs) -> Result<u8> {
         for r in &plan.runs {
             s.push_str(&format!("{}  (expect {})\n", r.name, describe(&r.expect)));
         }
-        crate::cli::print_out(&s);
+        crate::output::print_out(&s);
         return Ok(0);
     }
     let root = args.out.join(&plan.name);
@@ -126,7 +107,7 @@ pub fn command(args: CampaignArgs) -> Result<u8> {
     fs::write(&junit_path, summary.junit(&logs)?)
         .with_context(|| format!("cannot write {}", junit_path.display()))?;
     let n = summary.runs.len();
-    crate::cli::print_out(&format!(
+    crate::output::print_out(&format!(
         "campaign {}: {} passed, {} failed, {} errors of {n} runs\nsummary: {}\njunit: {}\n",
         summary.campaign,
         summary.passed,
@@ -175,7 +156,7 @@ fn status_word(s: RunStatus) -> &'static str {
     }
 }
 
-fn describe(e: &crate::scenario::Expectation) -> String {
+fn describe(e: &crate::expectation::Expectation) -> String {
     if e.anomalies.is_empty() {
         e.expect.name().to_string()
     } else {

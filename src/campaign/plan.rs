@@ -39,7 +39,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 
-use crate::scenario::{Expect, Expectation, Scenario};
+use crate::expectation::{Expect, Expectation};
+use crate::scenario::Scenario;
 
 /// The keys of a `[[matrix]]` block that are not scenario keys.
 const AXIS_KEYS: [&str; 9] = [

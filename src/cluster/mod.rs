@@ -13,6 +13,7 @@
 //! in them) is torn down first and the cluster built afresh, so a crashed
 //! or SIGKILLed harness never blocks the next `up`.
 
+pub mod args;
 pub mod galera;
 pub mod netns;
 pub mod pg_replica;
@@ -23,27 +24,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
 
-/// The kinds of cluster the harness can start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Kind {
-    /// MariaDB Galera: every node takes writes (galera-4, mariadb-server).
-    Galera,
-    /// PostgreSQL 15 streaming replication: node 1 is the primary, the
-    /// others asynchronous hot standbys.
-    PgReplica,
-}
+pub use args::{Action, ClusterArgs, Common, Kind, NodeArgs, UpArgs, MAX_NODES};
 
 impl Kind {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Galera => "galera",
-            Kind::PgReplica => "pg-replica",
-        }
-    }
-
     /// The prefix of node names (`galera-1`, `pg-2`).
     fn node_prefix(self) -> &'static str {
         match self {
@@ -77,19 +61,11 @@ impl Kind {
         }
     }
 
-    /// The default folder of its state.
-    pub fn default_state(self) -> PathBuf {
-        PathBuf::from("/tmp/isoharness-cluster").join(self.name())
-    }
-
     /// Its namespaces' common prefix.
     fn ns_prefix(self) -> String {
         format!("{}{}-", netns::PREFIX, self.node_prefix())
     }
 }
-
-/// The most nodes a cluster may have (each kind has ten addresses).
-pub const MAX_NODES: u32 = 9;
 
 /// One node of a cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -255,84 +231,13 @@ fn write_urls(c: &Cluster) -> Result<()> {
     std::fs::write(&path, s).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// `harness cluster ...`.
-#[derive(Args, Debug, Clone)]
-pub struct ClusterArgs {
-    #[command(subcommand)]
-    pub action: Action,
-}
-
-/// What `harness cluster` does.
-#[derive(Subcommand, Debug, Clone)]
-pub enum Action {
-    /// Start a cluster (or leave a ready one alone) and print its URLs.
-    Up(UpArgs),
-    /// Stop the cluster and remove its processes, namespaces and data.
-    Down(Common),
-    /// Say whether each node is up and ready; exit 0 when all are.
-    Status(Common),
-    /// One node-level fault (what `harness run --cluster` gives the
-    /// nemesis as target commands).
-    #[command(hide = true)]
-    Node(NodeArgs),
-}
-
-/// What every cluster command takes.
-#[derive(Args, Debug, Clone)]
-pub struct Common {
-    /// galera or pg-replica.
-    #[arg(value_enum)]
-    pub kind: Kind,
-    /// The state folder (default /tmp/isoharness-cluster/KIND).
-    #[arg(long, value_name = "DIR")]
-    pub state: Option<PathBuf>,
-}
-
-impl Common {
-    fn state(&self) -> PathBuf {
-        self.state
-            .clone()
-            .unwrap_or_else(|| self.kind.default_state())
-    }
-}
-
-/// `harness cluster up`.
-#[derive(Args, Debug, Clone)]
-pub struct UpArgs {
-    #[command(flatten)]
-    pub common: Common,
-    /// Nodes (galera: 3; pg-replica: 3, a primary and two standbys).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_NODES)))]
-    pub nodes: u32,
-    /// Give up when the cluster is not ready after this long.
-    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// An extra option for every server, repeatable: for galera a mariadbd
-    /// option (`--server-opt wsrep-sync-wait=1`), for pg-replica a setting
-    /// (`--server-opt synchronous_commit=remote_apply`).
-    #[arg(long = "server-opt", value_name = "NAME=VALUE")]
-    pub server_opts: Vec<String>,
-}
-
-/// `harness cluster node FAULT KIND NODE...`.
-#[derive(Args, Debug, Clone)]
-pub struct NodeArgs {
-    /// kill, start, pause, resume, isolate (each of the given nodes),
-    /// halves, bridge (the whole cluster), heal.
-    pub fault: String,
-    #[command(flatten)]
-    pub common: Common,
-    /// The nodes (names or numbers).
-    pub nodes: Vec<String>,
-}
-
 /// Runs `harness cluster ...`.
 pub fn command(args: ClusterArgs) -> Result<u8> {
     match args.action {
         Action::Up(a) => up(&a),
         Action::Down(c) => {
             down(c.kind, &c.state(), true);
-            crate::cli::print_out(&format!("{} cluster down\n", c.kind.name()));
+            crate::output::print_out(&format!("{} cluster down\n", c.kind.name()));
             Ok(0)
         }
         Action::Status(c) => status(&c),
@@ -473,7 +378,7 @@ fn print_urls(c: &Cluster, what: &str) {
         "run against it: harness run --cluster {} --workload mini --level si",
         c.kind.name()
     );
-    crate::cli::print_out(&s);
+    crate::output::print_out(&s);
 }
 
 /// Waits until every node is ready, or the deadline, or a node's server
@@ -548,10 +453,10 @@ fn status(a: &Common) -> Result<u8> {
         };
         let _ = writeln!(s, "{:<10} {:<8} {} {line}", e.name, e.role, e.url);
     }
-    crate::cli::print_out(&s);
+    crate::output::print_out(&s);
     match ready(&c) {
         Ok(()) => {
-            crate::cli::print_out(&format!("{} cluster ready\n", c.kind.name()));
+            crate::output::print_out(&format!("{} cluster ready\n", c.kind.name()));
             Ok(0)
         }
         Err(e) => bail!("{} cluster not ready: {e:#}", c.kind.name()),

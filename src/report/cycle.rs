@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use checkers::{Anomaly, EdgeKind};
 use history::{Key, Op};
 
-use super::html::escape;
+use super::escape::escape;
 
 /// The colour of an edge kind (the same as the DOT drawings use).
 fn color(k: EdgeKind) -> &'static str {

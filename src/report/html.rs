@@ -2,7 +2,7 @@
 //! with the run, its time series, the verdict and every counterexample.
 //!
 //! Everything that comes from a history or a report goes through
-//! [`escape`]; the page's own markup is the only unescaped text.
+//! [`escape`](super::escape::escape); the page's own markup is the only unescaped text.
 
 use std::fmt::Write as _;
 
@@ -10,23 +10,8 @@ use checkers::{Anomaly, Report};
 use history::{History, Key, Op};
 use serde_json::Value;
 
+use super::escape::escape;
 use super::{cycle, plot};
-
-/// Makes text safe inside HTML (and SVG) text and quoted attributes.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A JSON value as escaped text: strings bare, absent values as a dash.
 fn text(v: &Value) -> String {

@@ -3,6 +3,7 @@
 //! `report.json`. `harness run` writes the same files through [`write`].
 
 mod cycle;
+mod escape;
 mod html;
 mod plot;
 
@@ -15,7 +16,7 @@ use history::History;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::cli::print_out;
+use crate::output::print_out;
 
 /// Arguments of `harness report`.
 #[derive(Args, Debug, Clone)]

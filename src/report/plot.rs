@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use history::{History, Status};
 
-use super::html::escape;
+use super::escape::escape;
 
 /// At most this many buckets.
 pub const BUCKETS: u64 = 100;

@@ -2,7 +2,7 @@
 //! then check it and write `report.json`.
 
 mod holdback;
-mod hooks;
+pub mod hooks;
 mod recorder;
 mod runner;
 mod signals;
@@ -21,8 +21,8 @@ use history::Header;
 use serde::Serialize;
 use workloads::{KeyDist, WorkloadConfig};
 
-use crate::cli::{exit_code, RunArgs};
-pub(crate) use hooks::TpccArgs;
+use crate::cli::RunArgs;
+use crate::output::exit_code;
 use runner::{Budget, Clock, Shared};
 use stats::Stats;
 
@@ -321,7 +321,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         .read_recorded(&history_path)
         .with_context(|| "cannot read back the recorded history")?;
     let mut opts = CheckOptions {
-        timeout: crate::cli::limit(args.check_timeout),
+        timeout: crate::output::limit(args.check_timeout),
         ..CheckOptions::default()
     };
     progress.watch(&mut opts, false);
@@ -388,12 +388,12 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         seed,
     );
     if let Some(k) = kept {
-        crate::cli::print_out(&k);
+        crate::output::print_out(&k);
     }
     if let Some(e) = &args.expect {
         let (met, why) = e.judge(report.verdict, &report.anomaly_counts, &little);
         let word = if met { "met" } else { "NOT met" };
-        crate::cli::print_out(&format!("expectation {word}: {why}\n"));
+        crate::output::print_out(&format!("expectation {word}: {why}\n"));
     }
     if let checkers::Certified::Failed(why) = &report.certified {
         anyhow::bail!(
@@ -536,7 +536,7 @@ fn print_summary(
         "report: {} (and report.html beside it)",
         report_path.display()
     );
-    crate::cli::print_out(&s);
+    crate::output::print_out(&s);
 }
 
 /// The run's nemesis, with what it needs to start.

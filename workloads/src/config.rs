@@ -1,16 +1,15 @@
-//! One configuration for every workload, and [`build`], which turns a name
-//! into a [`Workload`] or says exactly what is wrong.
+//! One configuration for every workload; `build`
+//! turns a name and a configuration into a workload.
 
 use crate::error::WorkloadError;
 use crate::keys::{KeyDist, KeySampler};
-use crate::tpcc::TpccScale;
-use crate::{append, blindw, mini, range, tpcc, Workload};
+use crate::tpcc::scale::TpccScale;
 
-/// The workload names `--workload` accepts (and [`build`] knows).
+/// The workload names `--workload` accepts (and `build` knows).
 pub const WORKLOADS: &[&str] = &["mini", "blindw", "range", "append", "tpcc"];
 
 /// The knobs of a workload; settings a workload does not use are ignored
-/// unless giving them is certainly a mistake (then [`build`] refuses).
+/// unless giving them is certainly a mistake (then `build` refuses).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadConfig {
     /// Key count: keys are `0..keys` (for `append`: the active key slots).
@@ -96,7 +95,7 @@ impl WorkloadConfig {
     }
 
     /// Checks the settings every workload shares.
-    fn validate(&self, workload: &str) -> Result<(), WorkloadError> {
+    pub(crate) fn validate(&self, workload: &str) -> Result<(), WorkloadError> {
         let bad = |reason: &str| {
             Err(WorkloadError::BadConfig {
                 workload: workload.to_string(),
@@ -163,121 +162,10 @@ impl WorkloadConfig {
     }
 }
 
-fn unknown(name: &str) -> WorkloadError {
+/// The error for a workload name nobody knows, listing the known ones.
+pub(crate) fn unknown(name: &str) -> WorkloadError {
     WorkloadError::UnknownWorkload {
         name: name.to_string(),
         valid: WORKLOADS.join(", "),
-    }
-}
-
-/// The variants a workload accepts, default first, for `--help` and errors.
-pub fn variants(name: &str) -> Result<&'static [&'static str], WorkloadError> {
-    match name {
-        "mini" => Ok(&[]),
-        "blindw" => Ok(blindw::VARIANTS),
-        "range" => Ok(range::VARIANTS),
-        "append" | "tpcc" => Ok(&[]),
-        _ => Err(unknown(name)),
-    }
-}
-
-/// Builds the named workload, refusing bad names, variants and settings up
-/// front so a run never starts on a configuration that cannot work.
-pub fn build(name: &str, cfg: &WorkloadConfig) -> Result<Box<dyn Workload>, WorkloadError> {
-    let name = name.trim();
-    if !WORKLOADS.contains(&name) {
-        return Err(unknown(name));
-    }
-    cfg.validate(name)?;
-    Ok(match name {
-        "mini" => Box::new(mini::Mini::new(cfg)?),
-        "blindw" => Box::new(blindw::BlindW::new(cfg)?),
-        "range" => Box::new(range::Range::new(cfg)?),
-        "append" => Box::new(append::Append::new(cfg)?),
-        "tpcc" => Box::new(tpcc::Tpcc::new(cfg)?),
-        _ => unreachable!("checked against WORKLOADS above"),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_names_and_variants_list_the_valid_ones() {
-        let cfg = WorkloadConfig::default();
-        let e = build("tpcx", &cfg).err().unwrap().to_string();
-        assert_eq!(
-            e,
-            "unknown workload `tpcx` (valid: mini, blindw, range, append, tpcc)"
-        );
-        let cfg = WorkloadConfig {
-            variant: Some("rx".into()),
-            ..WorkloadConfig::default()
-        };
-        let e = build("blindw", &cfg).err().unwrap().to_string();
-        assert_eq!(
-            e,
-            "unknown variant `rx` for workload `blindw` (valid: rw, rm, w, mixed)"
-        );
-        let e = build("range", &cfg).err().unwrap().to_string();
-        assert!(e.contains("(valid: b, rqh, idh)"), "{e}");
-        let e = build("mini", &cfg).err().unwrap().to_string();
-        assert_eq!(e, "workload `mini` has no variants (got `rx`)");
-    }
-
-    #[test]
-    fn bad_settings_are_refused() {
-        let cases = [
-            WorkloadConfig {
-                keys: 0,
-                ..WorkloadConfig::default()
-            },
-            WorkloadConfig {
-                ops_per_txn: 0,
-                ..WorkloadConfig::default()
-            },
-            WorkloadConfig {
-                read_ratio: Some(1.5),
-                ..WorkloadConfig::default()
-            },
-            WorkloadConfig {
-                clients: 0,
-                ..WorkloadConfig::default()
-            },
-            WorkloadConfig {
-                dist: KeyDist::Zipf { theta: -1.0 },
-                ..WorkloadConfig::default()
-            },
-        ];
-        for cfg in cases {
-            for name in WORKLOADS {
-                assert!(build(name, &cfg).is_err(), "{name} accepted {cfg:?}");
-            }
-        }
-        let rr = WorkloadConfig {
-            read_ratio: Some(0.5),
-            ..WorkloadConfig::default()
-        };
-        let e = build("range", &rr).err().unwrap().to_string();
-        assert!(e.contains("read_ratio"), "{e}");
-    }
-
-    #[test]
-    fn every_workload_builds_with_its_defaults_and_variants() {
-        for name in WORKLOADS {
-            let cfg = WorkloadConfig::for_workload(name).unwrap();
-            let w = build(name, &cfg).unwrap();
-            assert_eq!(w.name(), *name);
-            for v in variants(name).unwrap() {
-                let cfg = WorkloadConfig {
-                    variant: Some(v.to_string()),
-                    ..cfg.clone()
-                };
-                build(name, &cfg).unwrap();
-            }
-        }
-        assert!(WorkloadConfig::for_workload("nope").is_err());
-        assert!(variants("nope").is_err());
     }
 }

@@ -21,6 +21,7 @@
 
 pub mod append;
 pub mod blindw;
+pub mod build;
 pub mod config;
 pub mod end;
 pub mod error;
@@ -34,7 +35,8 @@ use history::Value;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use config::{build, variants, WorkloadConfig, WORKLOADS};
+pub use build::{build, variants};
+pub use config::{WorkloadConfig, WORKLOADS};
 pub use end::{ConditionResult, EndCheck, EndReport};
 pub use error::WorkloadError;
 pub use keys::{KeyDist, KeySampler};

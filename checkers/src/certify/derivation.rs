@@ -26,53 +26,11 @@
 //! leave a begin and enter a commit, and a path may step from a
 //! transaction's begin to its own commit).
 
-use serde::{Deserialize, Serialize};
-
-use super::{
-    edge_allowed, family, si_nodes, verify_edge, CertError, ClaimedEdge, Ctx, EdgeClaim, Family, R,
-};
+use super::certificate::{family, CertError, ClaimedEdge, EdgeClaim, Family, R};
+pub use super::certificate::{Derivation, ProofEdge, Step};
+use super::context::Ctx;
+use super::cycles::{edge_allowed, si_nodes, verify_edge};
 use history::Level;
-
-/// Steps, then the cycle they leave no way around.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Derivation {
-    pub steps: Vec<Step>,
-    pub cycle: Vec<ProofEdge>,
-}
-
-/// `first` commits before `second` in every valid execution: the other
-/// order implies `rejected`, which `back` (a path from its target to its
-/// source) closes into a cycle.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
-    pub first: u32,
-    pub second: u32,
-    /// An edge the order `second` before `first` implies (a `Ww` from
-    /// `second` to `first`, or an `Rw` into `first` reading `second`'s
-    /// version).
-    pub rejected: ClaimedEdge,
-    pub back: Vec<ProofEdge>,
-}
-
-/// An edge of a derivation's cycles.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProofEdge {
-    /// Every valid execution has it, by the history's own evidence.
-    Forced(ClaimedEdge),
-    /// Implied by the order an earlier step fixed (`Ww` from its `first`
-    /// to its `second`, or `Rw` into its `second` from a reader of its
-    /// `first`'s version).
-    Chosen { step: u32, edge: ClaimedEdge },
-}
-
-impl ProofEdge {
-    fn edge(&self) -> &ClaimedEdge {
-        match self {
-            ProofEdge::Forced(e) | ProofEdge::Chosen { edge: e, .. } => e,
-        }
-    }
-}
 
 /// Checks a derivation against the history at `level`.
 pub(super) fn verify(ctx: &Ctx, level: Level, use_dbts: bool, d: &Derivation) -> R<()> {
@@ -208,32 +166,5 @@ fn closes(fam: Family, first: &ClaimedEdge, path: &[&ClaimedEdge]) -> Result<(),
             "the path ends at T{}, not back at T{}",
             at.0, start.0
         ))
-    }
-}
-
-impl Derivation {
-    /// The same derivation over other transaction ids: a proof found on a
-    /// sub-history, told in the whole history's ids.
-    pub fn renamed(&self, id: &impl Fn(u32) -> u32) -> Derivation {
-        let edge = |e: &ProofEdge| match e {
-            ProofEdge::Forced(c) => ProofEdge::Forced(c.renamed(id)),
-            ProofEdge::Chosen { step, edge } => ProofEdge::Chosen {
-                step: *step,
-                edge: edge.renamed(id),
-            },
-        };
-        Derivation {
-            steps: self
-                .steps
-                .iter()
-                .map(|s| Step {
-                    first: id(s.first),
-                    second: id(s.second),
-                    rejected: s.rejected.renamed(id),
-                    back: s.back.iter().map(edge).collect(),
-                })
-                .collect(),
-            cycle: self.cycle.iter().map(edge).collect(),
-        }
     }
 }

@@ -15,7 +15,8 @@
 use history::{History, Key, Op, Status, Value};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{check_sessions, positions, Top2, INIT, NONE};
+use super::certificate::INIT;
+use super::common::{check_sessions, positions, Top2, NONE};
 
 /// True when every op of the history is a plain register `Read` or
 /// `Write`: the shape this check handles.
@@ -246,7 +247,7 @@ mod tests {
 
     use super::*;
     use crate::index::Index;
-    use crate::testgen::{random_history, GenConfig};
+    use checkers_testkit::{random_history, GenConfig};
 
     /// The linear check accepts exactly the orders the general check
     /// accepts: the checker's witnesses, and those with two neighbours
@@ -271,10 +272,11 @@ mod tests {
                 continue;
             }
             let ix = Index::new(&h);
-            let mut co: Vec<u32> = match crate::weak::check_weak(&ix, Level::Rc, false).witness {
-                Some(w) => w,
-                None => ix.committed_txns().collect(),
-            };
+            let mut co: Vec<u32> =
+                match crate::decide::weak::check_weak(&ix, Level::Rc, false).witness {
+                    Some(w) => w,
+                    None => ix.committed_txns().collect(),
+                };
             for round in 0..4 {
                 match round {
                     0 => {}

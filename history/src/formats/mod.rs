@@ -41,6 +41,7 @@ pub mod text;
 pub mod timekiller;
 pub mod viper;
 
+mod edn;
 mod elle_fast;
 mod jepsen;
 pub(crate) mod util;

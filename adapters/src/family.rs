@@ -1,0 +1,635 @@
+//! What the SQL adapters that speak a network protocol share: the
+//! endpoints and how to connect to them, the run's tables (lock, refuse
+//! another run's, create, drop), the read statements of `--read-lock`, the
+//! isolation tables, and one [`Database`] for every dialect.
+//!
+//! Two things differ, and are two traits:
+//!
+//! * a [`Protocol`] (PostgreSQL through tokio-postgres, MySQL through
+//!   mysql_async): how to parse a URL, connect, run a script, take and
+//!   give back the run's lock, and its SQL for the tables and reads;
+//! * a [`Dialect`] of a protocol (PostgreSQL or YugabyteDB, MySQL/MariaDB
+//!   or TiDB): its name, its isolation levels, and what it adds to a new
+//!   session (settings, error classification, timestamps).
+//!
+//! The plan loop itself is [`crate::exec`]'s, for every adapter.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use history::Level;
+use workloads::Schema;
+
+use crate::error::{redact_url, scrub, AdapterError, ConnectFailure};
+use crate::exec::Notes;
+use crate::tables::TableNames;
+use crate::{normalize_isolation, Database, Isolation, OpenOptions, ReadLock, Session};
+
+/// Ends a transaction, in every dialect.
+pub const COMMIT: &str = "COMMIT";
+/// Abandons a transaction, in every dialect.
+pub const ROLLBACK: &str = "ROLLBACK";
+
+/// The read statements for one `--read-lock`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// One register.
+    pub read: &'static str,
+    /// A range of registers.
+    pub range: &'static str,
+    /// One list.
+    pub list: &'static str,
+}
+
+impl Reads {
+    /// The statements of `table` (plain, for update, share) that read with
+    /// `lock`.
+    pub fn new(lock: ReadLock, table: &[Reads; 3]) -> Reads {
+        match lock {
+            ReadLock::Plain => table[0],
+            ReadLock::ForUpdate => table[1],
+            ReadLock::Share => table[2],
+        }
+    }
+}
+
+/// The three reads as plain, `FOR UPDATE` and shared (`$share` appended)
+/// statements, for [`Protocol::READS`].
+macro_rules! read_statements {
+    ($share:literal, $read:literal, $range:literal, $list:literal) => {
+        [
+            $crate::family::Reads {
+                read: $read,
+                range: $range,
+                list: $list,
+            },
+            $crate::family::Reads {
+                read: concat!($read, " FOR UPDATE"),
+                range: concat!($range, " FOR UPDATE"),
+                list: concat!($list, " FOR UPDATE"),
+            },
+            $crate::family::Reads {
+                read: concat!($read, $share),
+                range: concat!($range, $share),
+                list: concat!($list, $share),
+            },
+        ]
+    };
+}
+pub(crate) use read_statements;
+
+/// The setting a dialect runs at for `level`, from its settings for read
+/// committed, snapshot isolation, strong SI and serializable (the levels
+/// each promises, and everything weaker).
+pub fn by_level<T>(level: Level, [rc, si, strong_si, ser]: [T; 4]) -> T {
+    match level {
+        Level::Rc => rc,
+        Level::Ra | Level::Cc | Level::Pc | Level::Si | Level::StrongSessionSi => si,
+        Level::StrongSi => strong_si,
+        Level::Ser | Level::StrongSessionSer | Level::Sser => ser,
+    }
+}
+
+/// The isolation `--isolation name` asks `db` for, from the names each of
+/// its settings goes by; otherwise an error listing `offered`.
+pub fn by_name(
+    db: &str,
+    name: &str,
+    settings: &[(&[&str], Isolation)],
+    offered: &str,
+) -> Result<Isolation, AdapterError> {
+    let n = normalize_isolation(name);
+    settings
+        .iter()
+        .find(|(names, _)| names.contains(&n.as_str()))
+        .map(|(_, iso)| iso.clone())
+        .ok_or_else(|| {
+            AdapterError::Isolation(format!(
+                "{db} has no isolation level {name:?}; use one of: {offered}"
+            ))
+        })
+}
+
+/// The isolation of a database that offers the three ANSI settings by
+/// their names (`rc`, `rr`, `ser`); `strong_si` is the one that promises
+/// strong SI.
+pub fn ansi(
+    db: &str,
+    level: Level,
+    explicit: Option<&str>,
+    [rc, rr, ser]: [Isolation; 3],
+    strong_si: Isolation,
+) -> Result<Isolation, AdapterError> {
+    match explicit {
+        Some(name) => by_name(
+            db,
+            name,
+            &[
+                (&["read-committed"], rc),
+                (&["repeatable-read"], rr),
+                (&["serializable"], ser),
+            ],
+            "read-committed, repeatable-read, serializable",
+        ),
+        None => Ok(by_level(level, [rc, rr, strong_si, ser])),
+    }
+}
+
+/// Asserts that `isolation` maps every level to the setting (name, begin
+/// statement) `want` gives it.
+#[cfg(test)]
+pub(crate) fn check_levels<F>(isolation: F, want: &[(Level, &str, &str)])
+where
+    F: Fn(Level, Option<&str>) -> Result<Isolation, AdapterError>,
+{
+    assert_eq!(want.len(), Level::ALL.len());
+    for &(level, name, begin) in want {
+        let iso = isolation(level, None).unwrap();
+        assert_eq!((iso.name, iso.begin), (name, begin), "{level}");
+    }
+}
+
+/// Asserts that `isolation` at `level` with `--isolation given` runs the
+/// setting named `name`, for each (level, given, name) of `want`.
+#[cfg(test)]
+pub(crate) fn check_names<F>(isolation: F, want: &[(Level, &str, &str)])
+where
+    F: Fn(Level, Option<&str>) -> Result<Isolation, AdapterError>,
+{
+    for &(level, given, name) in want {
+        let iso = isolation(level, Some(given)).unwrap();
+        assert_eq!(iso.name, name, "{level} {given}");
+    }
+}
+
+/// Asserts that the adapter `new` makes runs at `default` without
+/// `--url`, and refuses the URL `bad` without showing its password `pw`;
+/// returns the refusal.
+#[cfg(test)]
+pub(crate) fn check_default_and_bad<T: Database>(
+    new: fn(&OpenOptions) -> Result<T, AdapterError>,
+    default: &str,
+    bad: &str,
+) -> String {
+    let dflt = new(&OpenOptions::new(vec![], Default::default())).unwrap();
+    assert_eq!(dflt.location(), default);
+    let e = new(&OpenOptions::new(vec![bad.into()], Default::default()));
+    let e = e.err().unwrap().to_string();
+    assert!(!e.contains("pw@"), "{e}");
+    e
+}
+
+/// What asking for the run's database-level lock gave.
+pub enum Lock {
+    /// This connection holds it now.
+    Taken,
+    /// Another session holds it: another run is still running.
+    Held,
+    /// The server could not say (no such locks): why.
+    Unknown(String),
+}
+
+/// Query parameters of one URL that the adapter takes for itself.
+pub type OwnParams = Vec<(String, String)>;
+
+/// A network protocol's driver and SQL, for [`Family`]. Errors are given as
+/// the text recorded for them (`code: message`, secrets scrubbed).
+#[async_trait]
+pub trait Protocol: Sized + Send + Sync + 'static {
+    /// A parsed URL.
+    type Opts: Clone + Send + Sync;
+    /// An open connection.
+    type Conn: Send + Sync;
+    /// Classifies the server's errors (a dialect's own).
+    type Classify: Copy + Send + Sync;
+    /// What the run's lock is called in messages.
+    const LOCK: &'static str;
+    /// The reads: plain, for update, share.
+    const READS: [Reads; 3];
+    /// How much longer than the driver's own connect timeout to wait.
+    const CONNECT_GRACE: Duration;
+    /// Parses `url`, taking out the parameters named in `ours`: the
+    /// options, the password, the parameters taken.
+    fn parse(url: &str, ours: &[&str]) -> Result<(Self::Opts, Option<String>, OwnParams), String>;
+    /// Connects, giving up after about `timeout`; on failure, what went
+    /// wrong and why.
+    async fn connect(
+        opts: &Self::Opts,
+        timeout: Duration,
+    ) -> Result<Self::Conn, (String, ConnectFailure)>;
+    /// False when the connection is known to be closed.
+    fn usable(conn: &Self::Conn) -> bool;
+    /// The statements that drop and create the tables of `schema`, run one
+    /// after another with [`Protocol::batch`].
+    fn tables_script(db: &str, schema: &Schema) -> Result<&'static [&'static str], AdapterError>;
+    /// Runs `sql` (one or more statements, no parameters).
+    async fn batch(conn: &mut Self::Conn, sql: &str, secret: Option<&str>) -> Result<(), String>;
+    /// Tries to take the run's lock without waiting.
+    async fn try_lock(
+        conn: &mut Self::Conn,
+        tables: &TableNames,
+        secret: Option<&str>,
+    ) -> Result<Lock, String>;
+    /// The first of `names` that exists as a table already.
+    async fn existing(
+        conn: &mut Self::Conn,
+        names: &[String],
+        secret: Option<&str>,
+    ) -> Result<Option<String>, String>;
+    /// Gives the run's lock back (best effort).
+    async fn unlock(conn: &mut Self::Conn, tables: &TableNames);
+    /// Closes the connection (best effort).
+    async fn close(conn: Self::Conn);
+    /// Runs the session settings of every dialect on a new connection.
+    async fn init(
+        family: &Family<Self>,
+        ep: &Endpoint<Self::Opts>,
+        conn: &mut Self::Conn,
+    ) -> Result<(), AdapterError>;
+    /// What a dialect may add to a new session.
+    type Extra: Default + Send;
+    /// Wraps an initialized connection into a session.
+    fn session(
+        family: &Family<Self>,
+        ep: &Endpoint<Self::Opts>,
+        conn: Self::Conn,
+        extra: Self::Extra,
+    ) -> Box<dyn Session>;
+}
+
+/// One endpoint: its parsed options, its printable URL, its password.
+pub struct Endpoint<O> {
+    pub(crate) opts: O,
+    /// The URL as given, password redacted.
+    pub(crate) shown: String,
+    pub(crate) secret: Option<String>,
+}
+
+/// What every adapter over protocol `P` shares: the endpoints, timeouts,
+/// read statements, the notes of what was skipped, and the connection that
+/// holds the run's lock.
+pub struct Family<P: Protocol> {
+    /// The database's name (`postgres`, `tidb`).
+    pub(crate) db: &'static str,
+    hint: &'static str,
+    pub(crate) endpoints: Vec<Endpoint<P::Opts>>,
+    connect_timeout: Duration,
+    pub(crate) statement_timeout: Duration,
+    pub(crate) reads: Reads,
+    /// Classifies the server's errors.
+    pub(crate) classify: P::Classify,
+    /// What was skipped, said once.
+    pub(crate) notes: Arc<Notes>,
+    /// The run's table names.
+    pub(crate) tables: TableNames,
+    /// The connection that created the tables and holds the run's lock
+    /// until [`Family::teardown`].
+    guard: tokio::sync::Mutex<Option<P::Conn>>,
+    /// True once `setup` created the tables (only those are dropped).
+    owned: AtomicBool,
+}
+
+impl<P: Protocol> Family<P> {
+    /// Parses the `--url`s (default `default_url`); URL parameters named in
+    /// `ours` are taken out and returned, one list per URL. Connects
+    /// nowhere yet.
+    pub(crate) fn new(
+        db: &'static str,
+        hint: &'static str,
+        default_url: &str,
+        classify: P::Classify,
+        opts: &OpenOptions,
+        ours: &[&str],
+    ) -> Result<(Self, Vec<OwnParams>), AdapterError> {
+        let urls: Vec<&str> = if opts.urls.is_empty() {
+            vec![default_url]
+        } else {
+            opts.urls.iter().map(String::as_str).collect()
+        };
+        let mut endpoints = Vec::with_capacity(urls.len());
+        let mut params = Vec::with_capacity(urls.len());
+        for url in urls {
+            let shown = redact_url(url);
+            let (parsed, secret, taken) = P::parse(url, ours).map_err(|e| {
+                AdapterError::Config(format!("{db}: cannot use --url {shown}: {e}"))
+            })?;
+            endpoints.push(Endpoint {
+                opts: parsed,
+                shown,
+                secret,
+            });
+            params.push(taken);
+        }
+        let family = Family {
+            db,
+            hint,
+            endpoints,
+            connect_timeout: Duration::from_secs(3),
+            statement_timeout: opts.statement_timeout,
+            reads: Reads::new(opts.read_lock, &P::READS),
+            classify,
+            notes: Arc::default(),
+            tables: opts.tables.clone(),
+            guard: tokio::sync::Mutex::new(None),
+            owned: AtomicBool::new(false),
+        };
+        Ok((family, params))
+    }
+
+    /// The endpoints, redacted, comma-separated.
+    pub(crate) fn location(&self) -> String {
+        let shown: Vec<&str> = self.endpoints.iter().map(|e| e.shown.as_str()).collect();
+        shown.join(",")
+    }
+
+    /// The endpoint session `session` uses: round-robin.
+    pub(crate) fn endpoint(&self, session: u64) -> &Endpoint<P::Opts> {
+        &self.endpoints[(session % self.endpoints.len() as u64) as usize]
+    }
+
+    /// Connects to `ep`, failing within the connect timeout with the
+    /// redacted URL and the hint.
+    pub(crate) async fn open(&self, ep: &Endpoint<P::Opts>) -> Result<P::Conn, AdapterError> {
+        let fail = |detail: String, why: ConnectFailure| AdapterError::Connect {
+            db: self.db,
+            url: ep.shown.clone(),
+            detail: scrub(&detail, ep.secret.as_deref()),
+            hint: why.hint(self.hint),
+        };
+        let limit = self.connect_timeout + P::CONNECT_GRACE;
+        match tokio::time::timeout(limit, P::connect(&ep.opts, self.connect_timeout)).await {
+            Ok(Ok(c)) => Ok(c),
+            Ok(Err((detail, why))) => Err(fail(detail, why)),
+            Err(_) => Err(fail(
+                format!("no answer within {} s", limit.as_secs()),
+                ConnectFailure::Other,
+            )),
+        }
+    }
+
+    /// A setup error at the first endpoint.
+    fn setup_failed(&self, detail: String) -> AdapterError {
+        AdapterError::Setup {
+            db: self.db,
+            url: self.endpoints[0].shown.clone(),
+            detail,
+        }
+    }
+
+    /// Creates the tables on the first endpoint, on a connection kept
+    /// until [`Family::teardown`]. A run's own tables: first takes the
+    /// run's lock and refuses tables that exist already.
+    pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
+        let ep = &self.endpoints[0];
+        let secret = ep.secret.as_deref();
+        let fail = |detail: String| self.setup_failed(detail);
+        let mut guard = self.guard.lock().await;
+        let conn = match guard.take() {
+            Some(c) if P::usable(&c) => c,
+            _ => self.open(ep).await?,
+        };
+        let conn = guard.insert(conn);
+        let script = P::tables_script(self.db, schema)?;
+        if self.tables.suffix().is_some() && !self.owned.load(Ordering::Relaxed) {
+            let names = self.tables.for_schema(schema);
+            let lock = self.tables.lock_name();
+            match P::try_lock(conn, &self.tables, secret)
+                .await
+                .map_err(fail)?
+            {
+                Lock::Taken => {}
+                Lock::Held => {
+                    return Err(fail(format!(
+                        "the tables {} belong to another run that is still running \
+                         (it holds the {} {lock})",
+                        names.join(", "),
+                        P::LOCK
+                    )))
+                }
+                // A server without such locks: the run's own table names
+                // still keep runs apart.
+                Lock::Unknown(why) => self.notes.add(format!(
+                    "{}: could not take the {} {lock} ({why}); relying on the run's own \
+                     table names",
+                    self.db,
+                    P::LOCK
+                )),
+            }
+            if let Some(name) = P::existing(conn, &names, secret).await.map_err(fail)? {
+                return Err(fail(format!(
+                    "table {name} already exists: it belongs to another run (or one \
+                     kept with --keep-tables); this run will not touch it"
+                )));
+            }
+        }
+        for stmt in script {
+            P::batch(conn, &self.tables.render(stmt), secret)
+                .await
+                .map_err(fail)?;
+        }
+        self.owned.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Drops the tables `setup` created (unless `keep`), gives the run's
+    /// lock back and closes the connection that held it.
+    pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
+        let held = self.guard.lock().await.take();
+        let drop = self.owned.swap(false, Ordering::Relaxed) && !keep;
+        let ep = &self.endpoints[0];
+        let mut conn = match held {
+            Some(c) if P::usable(&c) => c,
+            _ if drop => self.open(ep).await?,
+            _ => return Ok(()),
+        };
+        let mut result = Ok(());
+        if drop {
+            let sql = format!(
+                "DROP TABLE IF EXISTS {}",
+                self.tables.all_tables().join(", ")
+            );
+            if let Err(e) = P::batch(&mut conn, &sql, ep.secret.as_deref()).await {
+                result = Err(self.setup_failed(format!("dropping the run's tables: {e}")));
+            }
+        }
+        // Give the lock back before leaving: the server frees it on
+        // disconnect only once it notices, and the next run may come first.
+        P::unlock(&mut conn, &self.tables).await;
+        P::close(conn).await;
+        result
+    }
+
+    /// Opens a connection for `session` on its endpoint, with the session
+    /// settings every dialect runs.
+    pub(crate) async fn connect(
+        &self,
+        session: u64,
+    ) -> Result<(P::Conn, &Endpoint<P::Opts>), AdapterError> {
+        let ep = self.endpoint(session);
+        let mut conn = self.open(ep).await?;
+        P::init(self, ep, &mut conn).await?;
+        Ok((conn, ep))
+    }
+
+    /// Wraps an initialized connection into a session, with what the
+    /// dialect adds.
+    pub(crate) fn session(
+        &self,
+        ep: &Endpoint<P::Opts>,
+        conn: P::Conn,
+        extra: P::Extra,
+    ) -> Box<dyn Session> {
+        P::session(self, ep, conn, extra)
+    }
+
+    /// Says once that the server at `ep` is not `what` (its version
+    /// `version`), so the statements `skipped` were not run; `more` ends
+    /// the sentence.
+    pub(crate) fn not_the_server(
+        &self,
+        ep: &Endpoint<P::Opts>,
+        what: &str,
+        version: &str,
+        skipped: &[&str],
+        more: &str,
+    ) {
+        self.notes.add(format!(
+            "{}: the server at {} is not {what} ({version}); skipped the {what}-only \
+             statements `{}`{more}",
+            self.db,
+            ep.shown,
+            skipped.join("`, `")
+        ));
+    }
+}
+
+/// One dialect of protocol `P`: its isolation levels and what it adds to
+/// a new session.
+#[async_trait]
+pub trait Dialect<P: Protocol>: Send + Sync + 'static {
+    /// The setting that promises `level`, or the one named `explicit`.
+    fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError>;
+
+    /// Runs the dialect's own settings on a new connection, and says what
+    /// it adds to the session; by default nothing.
+    async fn prepare(
+        &self,
+        family: &Family<P>,
+        ep: &Endpoint<P::Opts>,
+        conn: &mut P::Conn,
+    ) -> Result<P::Extra, AdapterError> {
+        let _ = (family, ep, conn);
+        Ok(P::Extra::default())
+    }
+}
+
+/// A dialect that adds nothing to its protocol but its isolation levels.
+pub struct Levels(pub fn(Level, Option<&str>) -> Result<Isolation, AdapterError>);
+
+impl<P: Protocol> Dialect<P> for Levels {
+    fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
+        (self.0)(level, explicit)
+    }
+}
+
+/// The adapter of dialect `D` of protocol `P`: the family's endpoints and
+/// tables, and the dialect's own state.
+pub struct SqlDatabase<P: Protocol, D: Dialect<P>> {
+    pub(crate) family: Family<P>,
+    pub(crate) dialect: D,
+}
+
+impl<P: Protocol, D: Dialect<P>> SqlDatabase<P, D> {
+    /// The adapter of `db` (started as `hint` says, at `default_url` when
+    /// no `--url` is given), its server errors classified by `classify`;
+    /// `dialect` makes the dialect from the family and the URL parameters
+    /// named in `ours`. Connects nowhere yet.
+    pub(crate) fn open(
+        (db, hint, default_url): (&'static str, &'static str, &str),
+        classify: P::Classify,
+        opts: &OpenOptions,
+        ours: &[&str],
+        dialect: impl FnOnce(&Family<P>, Vec<OwnParams>) -> Result<D, AdapterError>,
+    ) -> Result<Self, AdapterError> {
+        let (family, params) = Family::new(db, hint, default_url, classify, opts, ours)?;
+        let dialect = dialect(&family, params)?;
+        Ok(SqlDatabase { family, dialect })
+    }
+}
+
+impl<P: Protocol> SqlDatabase<P, Levels> {
+    /// The adapter of a dialect that adds only its `isolation` levels.
+    pub(crate) fn plain(
+        server: (&'static str, &'static str, &str),
+        classify: P::Classify,
+        opts: &OpenOptions,
+        isolation: fn(Level, Option<&str>) -> Result<Isolation, AdapterError>,
+    ) -> Result<Self, AdapterError> {
+        Self::open(server, classify, opts, &[], |_, _| Ok(Levels(isolation)))
+    }
+}
+
+#[async_trait]
+impl<P: Protocol, D: Dialect<P>> Database for SqlDatabase<P, D> {
+    fn name(&self) -> &'static str {
+        self.family.db
+    }
+
+    fn location(&self) -> String {
+        self.family.location()
+    }
+
+    fn isolation(&self, level: Level, explicit: Option<&str>) -> Result<Isolation, AdapterError> {
+        self.dialect.isolation(level, explicit)
+    }
+
+    async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
+        self.family.setup(schema).await
+    }
+
+    async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
+        self.family.teardown(keep_tables).await
+    }
+
+    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
+        let (mut conn, ep) = self.family.connect(session).await?;
+        let extra = self.dialect.prepare(&self.family, ep, &mut conn).await?;
+        Ok(self.family.session(ep, conn, extra))
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.family.notes.all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mysql::My;
+    use crate::postgres::Pg;
+
+    #[test]
+    fn read_locks_pick_the_statements() {
+        for (reads, share) in [
+            (Pg::READS, " FOR SHARE"),
+            (My::READS, " LOCK IN SHARE MODE"),
+        ] {
+            let plain = Reads::new(ReadLock::Plain, &reads);
+            assert!(
+                plain
+                    .read
+                    .ends_with(" FROM isoharness_registers WHERE k = $1")
+                    || plain.read.ends_with("WHERE k = ?")
+            );
+            assert!(!plain.range.contains(" FOR "), "{plain:?}");
+            let update = Reads::new(ReadLock::ForUpdate, &reads);
+            assert!(
+                update.range.ends_with(" ORDER BY k FOR UPDATE"),
+                "{update:?}"
+            );
+            assert!(Reads::new(ReadLock::Share, &reads).list.ends_with(share));
+        }
+    }
+}
