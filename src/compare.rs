@@ -309,43 +309,24 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn run(name: &str, tput: f64, aborts: f64, anomalies: &[&str]) -> RunSummary {
+        let anomalous = !anomalies.is_empty();
+        let status = if anomalous {
+            RunStatus::Failed
+        } else {
+            RunStatus::Passed
+        };
         RunSummary {
-            name: name.into(),
-            db: "pg".into(),
-            db_kind: "postgres".into(),
-            workload: "mini".into(),
-            level: "si".into(),
-            isolation: None,
-            nemesis: "none".into(),
-            seed: 1,
-            expect: "ok".into(),
-            expect_anomalies: vec![],
-            status: if anomalies.is_empty() {
-                RunStatus::Passed
-            } else {
-                RunStatus::Failed
-            },
             message: String::new(),
-            verdict: Some(
-                if anomalies.is_empty() {
-                    "ok"
-                } else {
-                    "anomalous"
-                }
-                .into(),
-            ),
+            verdict: Some(if anomalous { "anomalous" } else { "ok" }.into()),
             anomalies: anomalies.iter().map(|a| (a.to_string(), 1)).collect(),
             txns: Some(100),
             abort_rate: Some(aborts),
-            info_rate: Some(0.0),
             throughput: Some(tput),
-            tested_little: vec![],
             faults: None,
             faults_failed: None,
             seconds: 1.0,
             dir: None,
-            log: None,
-            exit_code: Some(0),
+            ..crate::campaign::summary::tests::run(name, status)
         }
     }
 

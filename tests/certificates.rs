@@ -11,11 +11,6 @@ const SERIAL: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":2,"ops
 {"id":1,"session":1,"status":"ok","start":3,"end":4,"ops":[["r",1,10],["w",1,11]]}
 "#;
 
-/// Two transactions read the same version and both overwrite it.
-const LOST_UPDATE: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
-{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
-"#;
-
 #[test]
 fn every_verdict_comes_with_a_proof_that_verifies() {
     let dir = tempfile::tempdir().unwrap();

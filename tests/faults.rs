@@ -538,15 +538,11 @@ fn a_killed_harness_leaves_a_checkable_history() {
     for (round, after_lines) in [(0, 300usize), (1, 900)] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().to_str().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args([
-                "run",
-                "--db",
-                "postgres",
-                "--url",
-                &url,
-                "--workload",
-                "mini",
+        let mut child = run_command(
+            "postgres",
+            &url,
+            "mini",
+            &[
                 "--level",
                 "si",
                 "--keys",
@@ -559,12 +555,13 @@ fn a_killed_harness_leaves_a_checkable_history() {
                 &round.to_string(),
                 "--out",
                 out,
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            ],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
         let t0 = Instant::now();
         let history = loop {
             let found = std::fs::read_dir(dir.path())

@@ -7,41 +7,13 @@ mod common;
 use common::*;
 use history::Status;
 
-/// Runs the mini workload with few keys and many clients; returns the
-/// exit code, the history and the report.
-fn contended_run(tag: &str, args: &[&str]) -> (i32, history::History, serde_json::Value) {
+/// Runs the mini workload on a scratch database with three keys and
+/// eight clients; returns the exit code, the history and the report.
+fn pg_contended_run(tag: &str, args: &[&str]) -> (i32, history::History, serde_json::Value) {
     let url = scratch_db(tag);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().display().to_string();
-    let mut all = vec![
-        "run",
-        "--db",
-        "postgres",
-        "--url",
-        &url,
-        "--workload",
-        "mini",
-        "--keys",
-        "3",
-        "--clients",
-        "8",
-        "--txns",
-        "400",
-        "--out",
-        &out,
-        "--check-timeout",
-        "60s",
-    ];
+    let mut all = vec!["--keys", "3"];
     all.extend_from_slice(args);
-    let o = harness(&all);
-    let code = o.status.code().expect("exit code");
-    assert_ne!(code, 2, "{tag}: {}", stderr(&o));
-    let run = run_dir(dir.path());
-    let h = read_history(&run, 400);
-    let report = read_report(&run);
-    assert_eq!(report["counts"]["total"], 400);
-    assert_eq!(report["run"]["db"], "postgres");
-    (code, h, report)
+    contended_run("postgres", &url, tag, &all)
 }
 
 fn fails_with(h: &history::History, code: &str) -> usize {
@@ -58,7 +30,7 @@ fn fails_with(h: &history::History, code: &str) -> usize {
 
 #[test]
 fn read_committed() {
-    let (code, h, report) = contended_run("run_rc", &["--level", "rc"]);
+    let (code, h, report) = pg_contended_run("run_rc", &["--level", "rc"]);
     assert_eq!(report["run"]["isolation"], "read-committed");
     assert_eq!(
         h.header.as_ref().unwrap().isolation.as_deref(),
@@ -72,19 +44,28 @@ fn read_committed() {
     assert_ne!(code, 1, "PostgreSQL's read committed is rc: {report}");
 }
 
-#[test]
-fn repeatable_read() {
-    let (code, h, report) = contended_run("run_rr", &["--level", "si"]);
-    assert_eq!(report["run"]["isolation"], "repeatable-read");
+/// A contended run at `--level level`, where PostgreSQL runs at `iso`:
+/// transactions fail with 40001, and the history passes, as `claim` says.
+fn passes_failing_to_serialize(
+    tag: &str,
+    level: &str,
+    iso: &str,
+    claim: &str,
+) -> serde_json::Value {
+    let (code, h, report) = pg_contended_run(tag, &["--level", level]);
+    assert_eq!(report["run"]["isolation"], iso);
     assert!(
         fails_with(&h, "40001") > 0,
         "serialization failures expected"
     );
-    assert_eq!(
-        code, 0,
-        "PostgreSQL's repeatable read is SI: {}",
-        report["check"]
-    );
+    assert_eq!(code, 0, "{claim}: {}", report["check"]);
+    report
+}
+
+#[test]
+fn repeatable_read() {
+    let claim = "PostgreSQL's repeatable read is SI";
+    let report = passes_failing_to_serialize("run_rr", "si", "repeatable-read", claim);
     assert!(report["abort_rate"]["overall"].as_f64().unwrap() > 0.0);
     let top = &report["abort_rate"]["top_errors"][0]["code"];
     assert_eq!(top, "40001");
@@ -92,22 +73,13 @@ fn repeatable_read() {
 
 #[test]
 fn serializable() {
-    let (code, h, report) = contended_run("run_ser", &["--level", "sser"]);
-    assert_eq!(report["run"]["isolation"], "serializable");
-    assert!(
-        fails_with(&h, "40001") > 0,
-        "serialization failures expected"
-    );
-    assert_eq!(
-        code, 0,
-        "PostgreSQL's serializable is strictly serializable: {}",
-        report["check"]
-    );
+    let claim = "PostgreSQL's serializable is strictly serializable";
+    passes_failing_to_serialize("run_ser", "sser", "serializable", claim);
 }
 
 #[test]
 fn read_committed_is_not_snapshot_isolation() {
-    let (code, _, report) = contended_run(
+    let (code, _, report) = pg_contended_run(
         "run_rc_as_si",
         &["--isolation", "read-committed", "--level", "si"],
     );
@@ -123,41 +95,19 @@ fn read_committed_is_not_snapshot_isolation() {
 #[test]
 fn clients_reconnect_when_their_connections_are_killed() {
     let url = scratch_db("run_kill");
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().display().to_string();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "--db",
-            "postgres",
-            "--url",
-            &url,
-            "--workload",
-            "mini",
-            "--keys",
-            "10",
-            "--clients",
-            "4",
-            "--duration",
-            "4s",
-            "--level",
-            "si",
-            "--out",
-            &out,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let args = [
+        "--keys",
+        "10",
+        "--clients",
+        "4",
+        "--duration",
+        "4s",
+        "--level",
+        "si",
+    ];
+    let (child, dir) = spawn_run("postgres", &url, "mini", &args);
+    let (rt, c) = pg(&url);
     let killed: i64 = rt.block_on(async {
-        let (c, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
         let mut killed = 0;
         for _ in 0..6 {
             tokio::time::sleep(std::time::Duration::from_millis(400)).await;
@@ -175,16 +125,7 @@ fn clients_reconnect_when_their_connections_are_killed() {
     });
     let o = child.wait_with_output().unwrap();
     assert!(killed > 0, "the test killed no connection");
-    let code = o.status.code().unwrap();
-    assert!(
-        code == 0 || code == 3,
-        "exit {code}: {}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    let run = run_dir(dir.path());
-    let h = history::read_jsonl_file(&run.join("history.jsonl")).unwrap();
-    assert!(h.end.is_some(), "the history is complete");
+    let h = complete_history(&o, dir.path());
     assert!(
         h.txns.iter().any(|t| t.session >= 4),
         "reconnected clients get new session ids"
@@ -208,15 +149,8 @@ fn clients_reconnect_when_their_connections_are_killed() {
 
 /// The tables of the database whose names start with `prefix`.
 fn pg_tables(url: &str, prefix: &str) -> Vec<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (rt, c) = pg(url);
     rt.block_on(async {
-        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
         let rows = c
             .query(
                 "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
@@ -235,12 +169,7 @@ fn pg_tables(url: &str, prefix: &str) -> Vec<String> {
 #[test]
 fn two_runs_at_once_on_one_database_both_pass() {
     let url = scratch_db("run_two");
-    let runs = two_runs_at_once(
-        "postgres",
-        &url,
-        &["--isolation", "serializable", "--level", "ser"],
-    );
-    assert_both_pass(&runs);
+    two_serializable_runs_at_once_pass("postgres", &url);
     assert!(
         pg_tables(&url, "isoharness_").is_empty(),
         "both dropped theirs"

@@ -10,7 +10,6 @@
 mod common;
 mod workload_support;
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use adapters::{DbKind, OpenOptions};
@@ -32,22 +31,9 @@ fn every_level(workload: &str, clients: &str, extra: &[&str]) -> Vec<Run> {
     let mut runs = Vec::new();
     for (level, iso) in LEVELS {
         let txns = 300;
-        let mut args = vec![
-            "--db",
-            "postgres",
-            "--url",
-            &url,
-            "--workload",
-            workload,
-            "--level",
-            level,
-            "--clients",
-            clients,
-            "--txns",
-            "300",
-            "--seed",
-            "21",
-        ];
+        let mut args = target("postgres", &url, workload);
+        args.extend(["--level", level, "--clients", clients]);
+        args.extend(["--txns", "300", "--seed", "21"]);
         args.extend_from_slice(extra);
         let r = run(&args, txns);
         let what = format!("postgres {iso} {workload}");
@@ -92,13 +78,7 @@ fn tpcc_at_every_level_keeps_its_conditions_under_si_and_ser() {
         if level != "rc" {
             // TPC-C is SI-robust: repeatable read and serializable keep
             // consistency conditions 1-4.
-            assert_eq!(ec["ok"], true, "{level}: {ec}");
-            assert!(
-                r.stdout
-                    .contains("tpcc-consistency: 4 of 4 conditions hold"),
-                "{}",
-                r.stdout
-            );
+            assert_tpcc_conditions_hold(ec, &r.stdout, level);
         } else {
             // Read committed may lose Payment's updates of W_YTD (condition
             // 1); it is reported, and not an anomaly of `rc`.
@@ -114,24 +94,9 @@ fn caught_at_si(workload: &str, extra: &[&str], attempts: u64) -> (u64, serde_js
     let url = scratch_db(&format!("rc_as_si_{workload}"));
     for seed in 1..=attempts {
         let seed_s = seed.to_string();
-        let mut args = vec![
-            "--db",
-            "postgres",
-            "--url",
-            &url,
-            "--workload",
-            workload,
-            "--isolation",
-            "read-committed",
-            "--level",
-            "si",
-            "--clients",
-            "6",
-            "--txns",
-            "200",
-            "--seed",
-            &seed_s,
-        ];
+        let mut args = target("postgres", &url, workload);
+        args.extend(["--isolation", "read-committed", "--level", "si"]);
+        args.extend(["--clients", "6", "--txns", "200", "--seed", &seed_s]);
         args.extend_from_slice(extra);
         let r = run(&args, 200);
         assert_eq!(r.report["run"]["isolation"], "read-committed");
@@ -158,22 +123,6 @@ fn read_committed_is_caught_violating_si() {
     eprintln!("blindw mixed: caught with seed {seed}: {counts}");
 }
 
-/// A plain client on `url`, with its runtime.
-fn pg(url: &str) -> (tokio::runtime::Runtime, tokio_postgres::Client) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let c = rt.block_on(async {
-        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        c
-    });
-    (rt, c)
-}
-
 /// The consistency check run again through the library, on the final
 /// state as it is now.
 fn recheck(rt: &tokio::runtime::Runtime, url: &str, suffix: &str) -> workloads::EndReport {
@@ -191,38 +140,12 @@ fn recheck(rt: &tokio::runtime::Runtime, url: &str, suffix: &str) -> workloads::
 #[test]
 fn a_broken_tpcc_condition_is_reported() {
     let url = scratch_db("tpcc_break");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().display().to_string();
     // A serializable run; while it runs, the test takes 123.45 out of a
     // district's D_YTD behind the harness's back (no write id changes, so
     // the history cannot show it; only the final state can).
-    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "--db",
-            "postgres",
-            "--url",
-            &url,
-            "--workload",
-            "tpcc",
-            "--level",
-            "ser",
-            "--clients",
-            "4",
-            "--duration",
-            "3s",
-            "--seed",
-            "5",
-            "--check-timeout",
-            "120s",
-            "--out",
-            &out,
-            "--keep-tables",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut args = vec!["--level", "ser", "--clients", "4", "--duration", "3s"];
+    args.extend(["--seed", "5", "--check-timeout", "120s", "--keep-tables"]);
+    let (child, tmp) = spawn_run("postgres", &url, "tpcc", &args);
     let (rt, c) = pg(&url);
     let began = Instant::now();
     let mut district = String::new();

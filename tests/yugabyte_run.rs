@@ -12,27 +12,11 @@ fn the_yugabyte_adapter_runs_end_to_end_on_postgres() {
     let url = scratch_db("run_yb_on_pg");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().display().to_string();
-    let o = harness(&[
-        "run",
-        "--db",
-        "yugabyte",
-        "--url",
-        &url,
-        "--url",
-        &url,
-        "--workload",
-        "mini",
-        "--keys",
-        "4",
-        "--clients",
-        "6",
-        "--txns",
-        "300",
-        "--level",
-        "si",
-        "--out",
-        &out,
-    ]);
+    let mut args = vec!["run", "--url", &url];
+    args.extend(target("yugabyte", &url, "mini"));
+    args.extend(["--keys", "4", "--clients", "6", "--txns", "300"]);
+    args.extend(["--level", "si", "--out", &out]);
+    let o = harness(&args);
     let code = o.status.code().unwrap();
     assert_eq!(code, 0, "{}{}", stdout(&o), stderr(&o));
     let run = run_dir(dir.path());
@@ -40,14 +24,8 @@ fn the_yugabyte_adapter_runs_end_to_end_on_postgres() {
     let report = read_report(&run);
     assert_eq!(report["run"]["db"], "yugabyte");
     assert_eq!(report["run"]["isolation"], "snapshot");
-    let warnings = report["run"]["warnings"].as_array().expect("warnings");
-    let skipped: Vec<&str> = warnings
-        .iter()
-        .filter_map(|w| w.as_str())
-        .filter(|w| w.contains("is not YugabyteDB"))
-        .collect();
-    assert_eq!(skipped.len(), 1, "reported once: {warnings:?}");
-    assert!(skipped[0].contains("yb_read_from_followers"), "{skipped:?}");
+    let skipped = the_warning(&report, "is not YugabyteDB");
+    assert!(skipped.contains("yb_read_from_followers"), "{skipped}");
     assert!(stdout(&o).contains("warning: yugabyte: the server at"));
     // Both endpoints are named.
     let shown = report["run"]["url"].as_str().unwrap();

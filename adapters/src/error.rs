@@ -1,6 +1,9 @@
 //! Errors of the adapters, and the classification of database errors into
 //! what they mean for a transaction's fate (docs/design.md).
 
+use std::future::Future;
+use std::time::Duration;
+
 use history::Status;
 
 /// An error that stops the harness from using a database at all: a bad URL,
@@ -141,6 +144,11 @@ pub enum ErrorClass {
     /// did not run; the session waits a little before its next one rather
     /// than spin on a node that says no.
     Unavailable,
+    /// The database caught its own data in a state it should never be in
+    /// (TiDB's assertion failure 8141, data/index inconsistency 8133-8139)
+    /// and refused the transaction: a possible database bug, which the run
+    /// reports as such, never as an ordinary abort.
+    Integrity,
 }
 
 /// Where in a transaction an error happened; COMMIT is special, because a
@@ -188,6 +196,7 @@ impl ErrorClass {
             ErrorClass::Timeout => "timeout",
             ErrorClass::CommitUncertain => "commit-uncertain",
             ErrorClass::Unavailable => "unavailable",
+            ErrorClass::Integrity => "integrity",
         }
     }
 }
@@ -268,6 +277,21 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
     match secret {
         Some(s) if !s.is_empty() => text.replace(s, "***"),
         _ => text.to_string(),
+    }
+}
+
+/// Awaits `fut`, turning "no answer within `limit`" into a timeout error.
+pub(crate) async fn timed<T>(
+    limit: Duration,
+    fut: impl Future<Output = Result<T, DbError>>,
+) -> Result<T, DbError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(DbError {
+            class: ErrorClass::Timeout,
+            code: "timeout".into(),
+            message: format!("no answer within {} ms", limit.as_millis()),
+        }),
     }
 }
 

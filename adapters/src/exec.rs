@@ -5,7 +5,6 @@
 //! Each adapter implements [`Conn`], the handful of parameterized statements
 //! the executor needs, with its own SQL and error classification.
 
-use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use async_trait::async_trait;
 use history::{DbTs, Key, Op, Status};
 use workloads::{Plan, Step};
 
-use crate::error::{AdapterError, DbError, ErrorClass, Phase};
+use crate::error::{timed, AdapterError, DbError, ErrorClass, Phase};
 use crate::{Isolation, Outcome, Session};
 
 /// A register row as read: its value and whether it is a tombstone.
@@ -96,21 +95,6 @@ impl<C: Conn> Session for SqlSession<C> {
     }
 }
 
-/// Awaits `fut`, turning "no answer within `limit`" into a timeout error.
-pub(crate) async fn timed<T>(
-    limit: Duration,
-    fut: impl Future<Output = Result<T, DbError>>,
-) -> Result<T, DbError> {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(r) => r,
-        Err(_) => Err(DbError {
-            class: ErrorClass::Timeout,
-            code: "timeout".into(),
-            message: format!("no answer within {} ms", limit.as_millis()),
-        }),
-    }
-}
-
 /// The integer behind a key; the SQL tables are keyed by BIGINT.
 fn int_key(k: &Key) -> Result<i64, AdapterError> {
     match k {
@@ -142,6 +126,20 @@ fn check_keys(plan: &Plan) -> Result<(), AdapterError> {
     Ok(())
 }
 
+/// Refuses, before anything is sent, a plan with TPC-C steps on a
+/// connection without TPC-C statements.
+fn check_supported<C: Conn + ?Sized>(conn: &mut C, plan: &Plan) -> Result<(), AdapterError> {
+    let tpcc = plan.steps.iter().any(|s| matches!(s, Step::Tpcc(_)));
+    if tpcc && conn.tpcc().is_none() {
+        return Err(AdapterError::Unsupported(
+            "this database has no TPC-C statements yet (the tpcc workload runs on \
+             sqlite, postgres, mysql, tidb and memdb)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `plan` as one transaction on `conn`.
 pub async fn execute<C: Conn + ?Sized>(
     conn: &mut C,
@@ -150,7 +148,7 @@ pub async fn execute<C: Conn + ?Sized>(
     limit: Duration,
 ) -> Result<Outcome, AdapterError> {
     check_keys(plan)?;
-    crate::tpcc::check_supported(conn, plan)?;
+    check_supported(conn, plan)?;
     let mut ops = Vec::with_capacity(plan.steps.len() + 1);
     let read_only = plan
         .steps
@@ -342,6 +340,86 @@ pub fn parse_list(text: &str) -> Result<Vec<i64>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use workloads::tpcc::{OrderStatus, TpccTxn};
+    use workloads::EndCheck;
+
+    /// A connection without TPC-C statements that notes whether anything
+    /// was sent.
+    #[derive(Default)]
+    struct NoTpcc {
+        sent: bool,
+    }
+
+    fn nope<T>(c: &mut NoTpcc) -> Result<T, DbError> {
+        c.sent = true;
+        Err(DbError {
+            class: ErrorClass::Statement,
+            code: "x".into(),
+            message: "unused".into(),
+        })
+    }
+
+    #[async_trait]
+    impl Conn for NoTpcc {
+        async fn begin(&mut self, _: &Isolation) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn read(&mut self, _: i64) -> Result<Option<Row>, DbError> {
+            nope(self)
+        }
+        async fn insert(&mut self, _: i64, _: i64) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn revive(&mut self, _: i64, _: i64) -> Result<bool, DbError> {
+            nope(self)
+        }
+        async fn upsert(&mut self, _: i64, _: i64, _: bool) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn range(&mut self, _: i64, _: i64) -> Result<Vec<(i64, i64)>, DbError> {
+            nope(self)
+        }
+        async fn append(&mut self, _: i64, _: i64) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn read_list(&mut self, _: i64) -> Result<Vec<i64>, DbError> {
+            nope(self)
+        }
+        async fn commit(&mut self) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn rollback(&mut self) -> Result<(), DbError> {
+            nope(self)
+        }
+        async fn close(&mut self) {}
+    }
+
+    #[tokio::test]
+    async fn a_database_without_tpcc_statements_refuses_before_sending_anything() {
+        let mut c = NoTpcc::default();
+        let plan = Plan {
+            kind: "order-status",
+            steps: vec![Step::Tpcc(Box::new(TpccTxn::OrderStatus(OrderStatus {
+                w: 1,
+                d: 1,
+                c: 1,
+            })))],
+        };
+        let iso = Isolation {
+            name: "serializable",
+            begin: "BEGIN",
+        };
+        let e = execute(&mut c, &plan, &iso, Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, AdapterError::Unsupported(_)), "{e}");
+        assert!(e.to_string().contains("no TPC-C statements"), "{e}");
+        assert!(!c.sent, "nothing may be sent");
+        let e = crate::tpcc::end_check(c.tpcc(), EndCheck::TpccConsistency, Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("no consistency check"), "{e}");
+    }
 
     #[test]
     fn lists_parse() {

@@ -203,7 +203,7 @@ impl Database for Sqlite {
         let script = match schema {
             Schema::Registers => sql::SETUP_REGISTERS,
             Schema::Lists => sql::SETUP_LISTS,
-            Schema::Tpcc => tpcc::SETUP,
+            Schema::Tpcc => tpcc::setup(),
         };
         let script = self.tables.render(script);
         let r = sqlx::raw_sql(AssertSqlSafe(script))

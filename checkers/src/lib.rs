@@ -37,13 +37,15 @@
 //! [`oracle`] and [`list_oracle`]: brute-force reference semantics
 //! (registers, lists), for testing all of the above and for [`certify`] to
 //! re-decide tiny sub-histories (random small histories for the tests are
-//! in the `checkers-testkit` crate, not shipped here).
+//! in the `checkers-testkit` crate, not shipped here); the enumeration
+//! both share is in `brute_force`.
 //!
 //! The stage folders keep their files' old paths where other crates use
 //! them: [`general`], [`solve`], [`window`] and [`weak`] are re-exported
 //! here.
 
 pub mod anomaly;
+mod brute_force;
 pub mod certify;
 pub mod check;
 pub mod decide;

@@ -39,266 +39,96 @@
 //! nothing and a `fail` one's constrain nothing. Values appended to a key
 //! must be unique. Exponential: only for a handful of transactions.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use history::{History, Key, Level, Op, Status, Value};
+
+use crate::brute_force::{
+    is_serial, is_strong, is_weak, repeats_a_value, serial_exists, si_schedule_exists,
+    some_inclusion, Constraints, Model, Relations,
+};
 
 /// The oracle's answer for a list-append history at any of the ten levels;
 /// `None` for levels it does not know. Panics on ops other than appends and
 /// list reads.
 pub fn satisfies(h: &History, level: Level) -> Option<bool> {
-    let weak = matches!(level, Level::Rc | Level::Ra | Level::Cc | Level::Pc);
-    let strong = matches!(
-        level,
-        Level::Si
-            | Level::StrongSessionSi
-            | Level::StrongSi
-            | Level::Ser
-            | Level::StrongSessionSer
-            | Level::Sser
-    );
-    if !weak && !strong {
+    let weak = is_weak(level);
+    if !weak && !is_strong(level) {
         return None;
     }
-    let mut seen: HashSet<(Key, Value)> = HashSet::new();
-    for t in &h.txns {
-        for op in &t.ops {
-            match op {
-                Op::Append { key, value } => {
-                    if !seen.insert((key.clone(), *value)) {
-                        return Some(false);
-                    }
-                }
-                Op::ReadList { .. } => {}
-                _ => panic!("the list oracle handles appends and list reads only"),
-            }
+    fn appended(op: &Op) -> Option<(&Key, Value)> {
+        match op {
+            Op::Append { .. } => op.written(),
+            Op::ReadList { .. } => None,
+            _ => panic!("the list oracle handles appends and list reads only"),
         }
     }
-    let info: Vec<usize> = (0..h.txns.len())
-        .filter(|&i| h.txns[i].status == Status::Info)
-        .collect();
-    assert!(
-        info.len() <= 12,
-        "too many info transactions for the oracle"
-    );
-    let found = (0u32..(1 << info.len())).any(|mask| {
-        let inc: Vec<bool> = (0..h.txns.len())
-            .map(|i| match h.txns[i].status {
-                Status::Ok => true,
-                Status::Fail => false,
-                Status::Info => {
-                    let pos = info.iter().position(|&j| j == i).expect("info txn");
-                    mask & (1 << pos) != 0
-                }
-            })
-            .collect();
+    if repeats_a_value(h, appended) {
+        return Some(false);
+    }
+    Some(some_inclusion(h, |inc| {
         if weak {
-            weak_consistent(h, &inc, level)
+            weak_consistent(h, inc, level)
         } else {
-            let before = before_pairs(h, &inc, level);
-            match level {
-                Level::Ser | Level::StrongSessionSer | Level::Sser => serial(h, &inc, &before),
-                _ => si_schedule(h, &inc, &before),
+            let cons = Constraints::new(h, inc, level, false);
+            if is_serial(level) {
+                serial_exists::<Lists>(h, inc, &cons)
+            } else {
+                si_schedule_exists::<Lists>(h, inc, &cons)
             }
         }
-    });
-    Some(found)
+    }))
 }
 
-/// Pairs `(a, b)` of included transactions where `a` must finish before `b`
-/// begins (session or real-time order).
-fn before_pairs(h: &History, inc: &[bool], level: Level) -> Vec<(usize, usize)> {
-    let n = h.txns.len();
-    let mut out = Vec::new();
-    for a in (0..n).filter(|&a| inc[a]) {
-        for b in (0..n).filter(|&b| inc[b] && b != a) {
-            let (ta, tb) = (&h.txns[a], &h.txns[b]);
-            let so = level.uses_sessions() && ta.session == tb.session && a < b;
-            let rt = level.uses_real_time()
-                && ta.status == Status::Ok
-                && matches!((ta.end, tb.start), (Some(e), Some(s)) if e < s);
-            if so || rt {
-                out.push((a, b));
-            }
-        }
-    }
-    out
-}
-
-type Lists = HashMap<Key, Vec<Value>>;
+type Store = HashMap<Key, Vec<Value>>;
 
 /// A transaction's appends, per key in program order.
 type Appends = Vec<(Key, Vec<Value>)>;
 
-/// Runs `t` on `snapshot`: whether each list read (of an `ok` transaction)
-/// returns the snapshot's list followed by its own appends so far; and the
-/// appends to install, per key in program order.
-fn run(h: &History, t: usize, snapshot: &Lists) -> Option<Appends> {
-    let txn = &h.txns[t];
-    let mut own: Appends = Vec::new();
-    for op in &txn.ops {
-        match op {
-            Op::Append { key, value } => match own.iter_mut().find(|(k, _)| k == key) {
-                Some((_, vs)) => vs.push(*value),
-                None => own.push((key.clone(), vec![*value])),
-            },
-            Op::ReadList {
-                key,
-                values: Some(vs),
-            } if txn.status == Status::Ok => {
-                let mut want: Vec<Value> = snapshot.get(key).cloned().unwrap_or_default();
-                if let Some((_, mine)) = own.iter().find(|(k, _)| k == key) {
-                    want.extend_from_slice(mine);
-                }
-                if *vs != want {
-                    return None;
-                }
-            }
-            _ => {}
-        }
-    }
-    Some(own)
-}
+/// Lists: a store of lists, a transaction's writes its appends.
+struct Lists;
 
-fn install(store: &Lists, ws: &[(Key, Vec<Value>)]) -> Lists {
-    let mut next = store.clone();
-    for (k, vs) in ws {
-        next.entry(k.clone()).or_default().extend_from_slice(vs);
-    }
-    next
-}
+impl Model for Lists {
+    type Store = Store;
+    type Writes = Appends;
 
-fn ready(before: &[(usize, usize)], b: usize, done: &[bool]) -> bool {
-    before.iter().all(|&(a, bb)| bb != b || done[a])
-}
+    /// Runs `t` on `snapshot`: whether each list read (of an `ok`
+    /// transaction) returns the snapshot's list followed by its own appends
+    /// so far; and the appends to install, per key in program order.
+    fn run(h: &History, t: usize, snapshot: &Store) -> Option<Appends> {
+        let txn = &h.txns[t];
+        let mut own: Appends = Vec::new();
+        for op in &txn.ops {
+            match op {
+                Op::Append { key, value } => match own.iter_mut().find(|(k, _)| k == key) {
+                    Some((_, vs)) => vs.push(*value),
+                    None => own.push((key.clone(), vec![*value])),
+                },
+                Op::ReadList {
+                    key,
+                    values: Some(vs),
+                } if txn.status == Status::Ok => {
+                    let mut want: Vec<Value> = snapshot.get(key).cloned().unwrap_or_default();
+                    if let Some((_, mine)) = own.iter().find(|(k, _)| k == key) {
+                        want.extend_from_slice(mine);
+                    }
+                    if *vs != want {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(own)
+    }
 
-fn serial(h: &History, inc: &[bool], before: &[(usize, usize)]) -> bool {
-    fn go(
-        h: &History,
-        inc: &[bool],
-        before: &[(usize, usize)],
-        done: &mut Vec<bool>,
-        store: &Lists,
-        left: usize,
-    ) -> bool {
-        if left == 0 {
-            return true;
+    fn install(store: &Store, ws: &Appends) -> Store {
+        let mut next = store.clone();
+        for (k, vs) in ws {
+            next.entry(k.clone()).or_default().extend_from_slice(vs);
         }
-        for t in 0..h.txns.len() {
-            if !inc[t] || done[t] || !ready(before, t, done) {
-                continue;
-            }
-            let Some(ws) = run(h, t, store) else { continue };
-            let next = install(store, &ws);
-            done[t] = true;
-            if go(h, inc, before, done, &next, left - 1) {
-                return true;
-            }
-            done[t] = false;
-        }
-        false
+        next
     }
-    let left = inc.iter().filter(|&&i| i).count();
-    go(
-        h,
-        inc,
-        before,
-        &mut vec![false; h.txns.len()],
-        &Lists::new(),
-        left,
-    )
-}
-
-fn si_schedule(h: &History, inc: &[bool], before: &[(usize, usize)]) -> bool {
-    struct S<'a> {
-        h: &'a History,
-        inc: &'a [bool],
-        before: &'a [(usize, usize)],
-        wkeys: Vec<Vec<Key>>,
-        begun: Vec<bool>,
-        committed: Vec<bool>,
-        /// Commits that happened while each transaction ran.
-        during: Vec<Vec<usize>>,
-        pending: Vec<Option<Appends>>,
-    }
-    fn go(s: &mut S, store: &Lists, left: usize) -> bool {
-        if left == 0 {
-            return true;
-        }
-        for t in 0..s.h.txns.len() {
-            if !s.inc[t] {
-                continue;
-            }
-            if !s.begun[t] {
-                if !ready(s.before, t, &s.committed) {
-                    continue;
-                }
-                let Some(ws) = run(s.h, t, store) else {
-                    continue;
-                };
-                s.begun[t] = true;
-                s.pending[t] = Some(ws);
-                s.during[t].clear();
-                if go(s, store, left) {
-                    return true;
-                }
-                s.begun[t] = false;
-                s.pending[t] = None;
-            } else if !s.committed[t] {
-                let conflict = s.during[t]
-                    .iter()
-                    .any(|&u| s.wkeys[u].iter().any(|k| s.wkeys[t].contains(k)));
-                if conflict {
-                    continue;
-                }
-                let ws = s.pending[t].clone().expect("begun");
-                let next = install(store, &ws);
-                s.committed[t] = true;
-                let running: Vec<usize> = (0..s.h.txns.len())
-                    .filter(|&u| s.inc[u] && s.begun[u] && !s.committed[u])
-                    .collect();
-                for &u in &running {
-                    s.during[u].push(t);
-                }
-                if go(s, &next, left - 1) {
-                    return true;
-                }
-                for &u in &running {
-                    s.during[u].pop();
-                }
-                s.committed[t] = false;
-            }
-        }
-        false
-    }
-    let n = h.txns.len();
-    let wkeys = (0..n)
-        .map(|t| {
-            let mut ks: Vec<Key> = h.txns[t]
-                .ops
-                .iter()
-                .filter_map(|o| match o {
-                    Op::Append { key, .. } => Some(key.clone()),
-                    _ => None,
-                })
-                .collect();
-            ks.sort();
-            ks.dedup();
-            ks
-        })
-        .collect();
-    let mut s = S {
-        h,
-        inc,
-        before,
-        wkeys,
-        begun: vec![false; n],
-        committed: vec![false; n],
-        during: vec![Vec::new(); n],
-        pending: vec![None; n],
-    };
-    let left = inc.iter().filter(|&&i| i).count();
-    go(&mut s, &Lists::new(), left)
 }
 
 // ---------------------------------------------------------------------------
@@ -384,11 +214,9 @@ fn list_reads(h: &History, inc: &[bool]) -> Option<Vec<Vec<ListRead>>> {
 }
 
 fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
-    let n = h.txns.len();
     let Some(reads) = list_reads(h, inc) else {
         return false;
     };
-    let txns: Vec<usize> = (0..n).filter(|&t| inc[t]).collect();
     let appends_of = |t: usize, x: &Key| -> Vec<Value> {
         h.txns[t]
             .ops
@@ -400,34 +228,12 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
             .collect()
     };
     let writes = |t: usize, x: &Key| !appends_of(t, x).is_empty();
-    let mut so = vec![vec![false; n]; n];
-    let mut wr = vec![vec![false; n]; n];
-    for &a in &txns {
-        for &b in &txns {
-            so[a][b] = a < b && h.txns[a].session == h.txns[b].session;
-        }
-        for r in &reads[a] {
-            for &w in &r.from {
-                wr[w][a] = true;
-            }
-        }
-    }
-    let mut hb: Vec<Vec<bool>> = (0..n)
-        .map(|a| (0..n).map(|b| so[a][b] || wr[a][b]).collect())
-        .collect();
-    for m in 0..n {
-        let via = hb[m].clone();
-        for row in hb.iter_mut() {
-            if row[m] {
-                for (cell, &reach) in row.iter_mut().zip(&via) {
-                    *cell |= reach;
-                }
-            }
-        }
-    }
+    let rel = Relations::new(h, inc, |t| {
+        reads[t].iter().flat_map(|r| r.from.iter().copied())
+    });
     let holds = |order: &[usize], pos: &[usize]| -> bool {
         let co = |a: usize, b: usize| pos[a] < pos[b];
-        for &t3 in &txns {
+        for &t3 in &rel.txns {
             for r in &reads[t3] {
                 // (1) The version read holds exactly the appends up to it;
                 // after own appends, every append committed before t3.
@@ -444,21 +250,15 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
                     return false;
                 }
                 // (2) The axiom.
-                for &t1 in &txns {
+                for &t1 in &rel.txns {
                     if Some(t1) == r.version || !writes(t1, &r.key) {
                         continue;
                     }
-                    let premise = match level {
-                        Level::Rc => reads[t3]
+                    let premise = rel.premise(level, pos, t1, t3, || {
+                        reads[t3]
                             .iter()
-                            .any(|r2| r2.at < r.at && r2.from.contains(&t1)),
-                        Level::Ra => so[t1][t3] || wr[t1][t3],
-                        Level::Cc => hb[t1][t3],
-                        Level::Pc => txns
-                            .iter()
-                            .any(|&t4| (t4 == t1 || co(t1, t4)) && (so[t4][t3] || wr[t4][t3])),
-                        _ => unreachable!("weak levels only"),
-                    };
+                            .any(|r2| r2.at < r.at && r2.from.contains(&t1))
+                    });
                     if premise && !r.version.is_some_and(|t2| co(t1, t2)) {
                         return false;
                     }
@@ -467,59 +267,14 @@ fn weak_consistent(h: &History, inc: &[bool], level: Level) -> bool {
         }
         true
     };
-    #[allow(clippy::too_many_arguments)]
-    fn extend(
-        txns: &[usize],
-        so: &[Vec<bool>],
-        wr: &[Vec<bool>],
-        placed: &mut Vec<usize>,
-        pos: &mut [usize],
-        check: &dyn Fn(&[usize], &[usize]) -> bool,
-    ) -> bool {
-        if placed.len() == txns.len() {
-            return check(placed, pos);
-        }
-        for &t in txns {
-            if pos[t] != usize::MAX {
-                continue;
-            }
-            if !txns
-                .iter()
-                .all(|&p| !(so[p][t] || wr[p][t]) || pos[p] != usize::MAX)
-            {
-                continue;
-            }
-            pos[t] = placed.len();
-            placed.push(t);
-            if extend(txns, so, wr, placed, pos, check) {
-                return true;
-            }
-            placed.pop();
-            pos[t] = usize::MAX;
-        }
-        false
-    }
-    let mut pos = vec![usize::MAX; n];
-    extend(&txns, &so, &wr, &mut Vec::new(), &mut pos, &holds)
+    rel.some_commit_order(&holds)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use checkers_testkit::build::{a, rl as r};
     use history::Txn;
-
-    fn a(k: i64, v: i64) -> Op {
-        Op::Append {
-            key: Key::Int(k),
-            value: v,
-        }
-    }
-    fn r(k: i64, vs: &[i64]) -> Op {
-        Op::ReadList {
-            key: Key::Int(k),
-            values: Some(vs.to_vec()),
-        }
-    }
 
     #[test]
     fn appends_install_the_list_a_later_read_of_the_transaction_shows() {

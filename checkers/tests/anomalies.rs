@@ -2,23 +2,8 @@
 //! and at `si` with the verdict and the anomaly name it must give.
 
 use checkers::{check, AnomalyKind, CheckOptions, CommonName, Verdict};
-use history::{History, Key, Level, Op, Status, Txn};
-
-fn r(k: &str, v: Option<i64>) -> Op {
-    Op::Read {
-        key: Key::str(k),
-        value: v,
-    }
-}
-fn w(k: &str, v: i64) -> Op {
-    Op::Write {
-        key: Key::str(k),
-        value: v,
-    }
-}
-fn t(id: u64, session: u64, ops: Vec<Op>) -> Txn {
-    Txn::new(id, session, Status::Ok, ops)
-}
+use checkers_testkit::build::{r, t, w};
+use history::{History, Level, Status, Txn};
 
 fn verdict(h: &History, l: Level) -> (Verdict, Vec<(AnomalyKind, Option<CommonName>)>) {
     let rep = check(h, l, &CheckOptions::default());

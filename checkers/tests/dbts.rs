@@ -1,24 +1,13 @@
 //! White-box checking with the database's own timestamps (`--use-dbts`).
 
 use checkers::{check, CheckOptions, Verdict};
-use history::{DbTs, History, Key, Level, Op, Status, Txn};
+use checkers_testkit::build::{r, w};
+use history::{DbTs, History, Level, Op, Status, Txn};
 
 fn txn(id: u64, ops: Vec<Op>, start: u64, commit: Option<u64>) -> Txn {
     let mut t = Txn::new(id, id, Status::Ok, ops);
     t.dbts = Some(DbTs { start, commit });
     t
-}
-fn r(k: i64, v: Option<i64>) -> Op {
-    Op::Read {
-        key: Key::Int(k),
-        value: v,
-    }
-}
-fn w(k: i64, v: i64) -> Op {
-    Op::Write {
-        key: Key::Int(k),
-        value: v,
-    }
 }
 
 fn opts(use_dbts: bool) -> CheckOptions {

@@ -7,19 +7,10 @@ use checkers::certify::{verify, Certificate, Claim, Refutation};
 use checkers::general::{check_general, General, GeneralOptions};
 use checkers::index::Index;
 use checkers::oracle;
-use checkers_testkit::{random_history, GenConfig};
-use history::{to_jsonl_string, Level};
+use checkers_testkit::{random_history, GenConfig, STRONG};
+use history::to_jsonl_string;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-const STRONG: [Level; 6] = [
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
 
 #[test]
 fn every_derivation_verifies() {

@@ -6,118 +6,115 @@
 //! derived from it. Every certificate must hold.
 
 use checkers::{check, AnomalyKind, Certified, CheckOptions, Verdict};
-use history::{read_jsonl_str, History, Level};
+use checkers_testkit::build::jsonl_txns;
+use history::{History, Level};
 
-fn jsonl(lines: &[&str]) -> History {
-    let text: String = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| format!("{{\"id\":{i},\"session\":{i},{l}}}\n"))
-        .collect();
-    read_jsonl_str(&text).unwrap()
-}
+/// The example of the audit and its variants: (name, the status and ops
+/// of each transaction).
+const CASES: &[(&str, &[&str])] = &[
+    (
+        "a failed and an ok writer",
+        &[
+            r#""status":"ok","ops":[["r","x",5]]"#,
+            r#""status":"fail","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+        ],
+    ),
+    (
+        "two ok writers",
+        &[
+            r#""status":"ok","ops":[["r","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+        ],
+    ),
+    (
+        "an ok writer, then an info writer",
+        &[
+            r#""status":"ok","ops":[["w","x",5]]"#,
+            r#""status":"info","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["r","x",5]]"#,
+        ],
+    ),
+    (
+        "both writes in one transaction",
+        &[
+            r#""status":"ok","ops":[["r","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5],["w","x",5]]"#,
+        ],
+    ),
+    (
+        "an overwritten write, then the same value again",
+        &[
+            r#""status":"ok","ops":[["r","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5],["w","x",6],["w","x",5]]"#,
+        ],
+    ),
+    (
+        "a read of the reader's own later write, also written by another",
+        &[
+            r#""status":"ok","ops":[["r","x",5],["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+        ],
+    ),
+    (
+        "a read after its own write of the value another also wrote",
+        &[
+            r#""status":"ok","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5],["w","x",6],["r","x",5]]"#,
+        ],
+    ),
+    (
+        "two read-modify-writes of a duplicated value",
+        &[
+            r#""status":"fail","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["r","x",5],["w","x",6]]"#,
+            r#""status":"ok","ops":[["r","x",5],["w","x",7]]"#,
+        ],
+    ),
+    (
+        "duplicated list appends",
+        &[
+            r#""status":"ok","ops":[["r","x",[5]]]"#,
+            r#""status":"fail","ops":[["a","x",5]]"#,
+            r#""status":"ok","ops":[["a","x",5]]"#,
+        ],
+    ),
+    (
+        "duplicated list appends, both ok, read in two orders",
+        &[
+            r#""status":"ok","ops":[["a","x",5]]"#,
+            r#""status":"ok","ops":[["a","x",6],["a","x",5]]"#,
+            r#""status":"ok","ops":[["r","x",[5,6]]]"#,
+            r#""status":"ok","ops":[["r","x",[6,5]]]"#,
+        ],
+    ),
+    (
+        "a duplicate and a real cycle",
+        &[
+            r#""status":"ok","ops":[["r","x",5]]"#,
+            r#""status":"fail","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","x",5]]"#,
+            r#""status":"ok","ops":[["w","y",1],["r","z",1]]"#,
+            r#""status":"ok","ops":[["w","z",1],["r","y",1]]"#,
+        ],
+    ),
+    (
+        "a duplicate read in a cycle",
+        &[
+            r#""status":"ok","ops":[["r","x",5],["w","y",1]]"#,
+            r#""status":"ok","ops":[["r","y",1],["w","x",5]]"#,
+            r#""status":"fail","ops":[["w","x",5]]"#,
+        ],
+    ),
+];
 
-/// The example of the audit and its variants: (name, history, whether a
-/// real cycle is there too).
 fn cases() -> Vec<(&'static str, History)> {
-    vec![
-        (
-            "a failed and an ok writer",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5]]"#,
-                r#""status":"fail","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-            ]),
-        ),
-        (
-            "two ok writers",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-            ]),
-        ),
-        (
-            "an ok writer, then an info writer",
-            jsonl(&[
-                r#""status":"ok","ops":[["w","x",5]]"#,
-                r#""status":"info","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["r","x",5]]"#,
-            ]),
-        ),
-        (
-            "both writes in one transaction",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5],["w","x",5]]"#,
-            ]),
-        ),
-        (
-            "an overwritten write, then the same value again",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5],["w","x",6],["w","x",5]]"#,
-            ]),
-        ),
-        (
-            "a read of the reader's own later write, also written by another",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5],["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-            ]),
-        ),
-        (
-            "a read after its own write of the value another also wrote",
-            jsonl(&[
-                r#""status":"ok","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5],["w","x",6],["r","x",5]]"#,
-            ]),
-        ),
-        (
-            "two read-modify-writes of a duplicated value",
-            jsonl(&[
-                r#""status":"fail","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["r","x",5],["w","x",6]]"#,
-                r#""status":"ok","ops":[["r","x",5],["w","x",7]]"#,
-            ]),
-        ),
-        (
-            "duplicated list appends",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",[5]]]"#,
-                r#""status":"fail","ops":[["a","x",5]]"#,
-                r#""status":"ok","ops":[["a","x",5]]"#,
-            ]),
-        ),
-        (
-            "duplicated list appends, both ok, read in two orders",
-            jsonl(&[
-                r#""status":"ok","ops":[["a","x",5]]"#,
-                r#""status":"ok","ops":[["a","x",6],["a","x",5]]"#,
-                r#""status":"ok","ops":[["r","x",[5,6]]]"#,
-                r#""status":"ok","ops":[["r","x",[6,5]]]"#,
-            ]),
-        ),
-        (
-            "a duplicate and a real cycle",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5]]"#,
-                r#""status":"fail","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","x",5]]"#,
-                r#""status":"ok","ops":[["w","y",1],["r","z",1]]"#,
-                r#""status":"ok","ops":[["w","z",1],["r","y",1]]"#,
-            ]),
-        ),
-        (
-            "a duplicate read in a cycle",
-            jsonl(&[
-                r#""status":"ok","ops":[["r","x",5],["w","y",1]]"#,
-                r#""status":"ok","ops":[["r","y",1],["w","x",5]]"#,
-                r#""status":"fail","ops":[["w","x",5]]"#,
-            ]),
-        ),
-    ]
+    CASES
+        .iter()
+        .map(|&(name, txns)| (name, jsonl_txns(txns)))
+        .collect()
 }
 
 #[test]

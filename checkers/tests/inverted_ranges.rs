@@ -4,22 +4,11 @@
 //! alike. It used to panic ("range start is greater than range end").
 
 use checkers::{check, oracle, Certified, CheckOptions, Verdict};
-use checkers_testkit::{assert_certified, random_history, GenConfig};
-use history::{read_jsonl_str, to_jsonl_string, History, Key, Level, Op};
+use checkers_testkit::build::{jsonl, rq};
+use checkers_testkit::{assert_certified, assert_verdict, random_history, GenConfig};
+use history::{to_jsonl_string, History, Level, Op};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn h(jsonl: &str) -> History {
-    read_jsonl_str(jsonl).unwrap()
-}
-
-fn inverted(lo: i64, hi: i64) -> Op {
-    Op::RangeRead {
-        lo: Key::Int(lo),
-        hi: Key::Int(hi),
-        rows: Vec::new(),
-    }
-}
 
 /// The history without its inverted range reads, which read nothing, and
 /// with its range reads of one key `k..=k` as plain reads of `k`.
@@ -60,11 +49,6 @@ fn as_range(op: &Op) -> Op {
 fn verdict(h: &History, l: Level, what: &str) -> bool {
     let rep = check(h, l, &CheckOptions::default());
     assert_certified(&rep, what);
-    let got = match rep.verdict {
-        Verdict::Ok => true,
-        Verdict::Anomalous => false,
-        Verdict::Unknown => panic!("{what}: unknown at {l}\n{}", to_jsonl_string(h)),
-    };
     let want = oracle::satisfies(h, l).expect("a level the oracle decides");
     let plain = without_inverted(h);
     let want_plain = oracle::satisfies(&plain, l).expect("a level the oracle decides");
@@ -74,14 +58,7 @@ fn verdict(h: &History, l: Level, what: &str) -> bool {
         "{what} at {l}: the oracle sees the inverted range reads\n{}",
         to_jsonl_string(h)
     );
-    assert_eq!(
-        got,
-        want,
-        "{what} at {l}: checker {} ({}), oracle {want}\n{}",
-        rep.verdict,
-        rep.method,
-        to_jsonl_string(h)
-    );
+    let got = assert_verdict(h, &rep, want, what);
     let rep_plain = check(&plain, l, &CheckOptions::default());
     assert_eq!(
         rep_plain.verdict,
@@ -114,7 +91,7 @@ fn an_inverted_range_read_is_empty_at_every_level() {
         r#"{"id":1,"session":0,"status":"ok","ops":[["rq",1,0,[]]]}"#,
     ];
     for (i, text) in cases.iter().enumerate() {
-        let h = h(text);
+        let h = jsonl(text);
         for l in Level::ALL {
             let rep = check(&h, l, &CheckOptions::default());
             assert_eq!(rep.verdict, Verdict::Ok, "case {i} at {l}: {rep:?}");
@@ -131,7 +108,7 @@ fn an_inverted_range_read_is_empty_at_every_level() {
 #[test]
 fn an_inverted_range_read_beside_a_real_anomaly() {
     // An aborted read: forbidden at every level.
-    let aborted = h(concat!(
+    let aborted = jsonl(concat!(
         r#"{"id":1,"session":0,"status":"fail","ops":[["w",1,10]]}"#,
         "\n",
         r#"{"id":2,"session":1,"status":"ok","ops":[["rq",2,1,[]],["r",1,10],["rq",5,3,[]]]}"#,
@@ -144,14 +121,14 @@ fn an_inverted_range_read_beside_a_real_anomaly() {
     }
     // A lost update (forbidden from si up) and write skew (from ser up),
     // with inverted range reads in every transaction.
-    let lost = h(concat!(
+    let lost = jsonl(concat!(
         r#"{"id":0,"session":0,"status":"ok","ops":[["w",1,1],["w",2,1]]}"#,
         "\n",
         r#"{"id":1,"session":1,"status":"ok","ops":[["rq",2,1,[]],["r",1,1],["w",1,2]]}"#,
         "\n",
         r#"{"id":2,"session":2,"status":"ok","ops":[["r",1,1],["rq",9,0,[]],["w",1,3]]}"#,
     ));
-    let skew = h(concat!(
+    let skew = jsonl(concat!(
         r#"{"id":0,"session":0,"status":"ok","ops":[["w",1,1],["w",2,1]]}"#,
         "\n",
         r#"{"id":1,"session":1,"status":"ok","ops":[["r",1,1],["r",2,1],["rq",2,1,[]],["w",1,2]]}"#,
@@ -196,7 +173,7 @@ fn random_histories_with_inverted_range_reads() {
                 let at = rng.random_range(0..=t.ops.len());
                 let lo = rng.random_range(0..cfg.keys + 1);
                 let hi = lo - rng.random_range(1..=cfg.keys + 1);
-                t.ops.insert(at, inverted(lo, hi));
+                t.ops.insert(at, rq(lo, hi, &[]));
             }
         }
         for l in Level::ALL {

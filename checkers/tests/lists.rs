@@ -1,20 +1,10 @@
 //! List-append histories: the order comes from the lists themselves.
 
 use checkers::{check, AnomalyKind, CheckOptions, CommonName, Verdict};
-use history::{History, Key, Level, Op, Status, Txn};
+use checkers_testkit::build::{a, r, rl, w};
+use checkers_testkit::WEAK;
+use history::{History, Level, Op, Status, Txn};
 
-fn a(k: &str, v: i64) -> Op {
-    Op::Append {
-        key: Key::str(k),
-        value: v,
-    }
-}
-fn r(k: &str, vs: &[i64]) -> Op {
-    Op::ReadList {
-        key: Key::str(k),
-        values: Some(vs.to_vec()),
-    }
-}
 fn t(id: u64, ops: Vec<Op>) -> Txn {
     Txn::new(id, id, Status::Ok, ops)
 }
@@ -23,8 +13,8 @@ fn t(id: u64, ops: Vec<Op>) -> Txn {
 fn a_serial_list_history_is_valid_everywhere() {
     let h = History::from_txns(vec![
         t(0, vec![a("x", 1), a("y", 1)]),
-        t(1, vec![r("x", &[1]), a("x", 2)]),
-        t(2, vec![r("x", &[1, 2]), r("y", &[1])]),
+        t(1, vec![rl("x", &[1]), a("x", 2)]),
+        t(2, vec![rl("x", &[1, 2]), rl("y", &[1])]),
         t(3, vec![a("y", 2)]),
     ]);
     for l in [Level::Si, Level::Ser, Level::Sser, Level::StrongSessionSi] {
@@ -39,8 +29,8 @@ fn incompatible_orders_are_reported() {
     let h = History::from_txns(vec![
         t(0, vec![a("x", 1)]),
         t(1, vec![a("x", 2)]),
-        t(2, vec![r("x", &[1, 2])]),
-        t(3, vec![r("x", &[2, 1])]),
+        t(2, vec![rl("x", &[1, 2])]),
+        t(3, vec![rl("x", &[2, 1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
     checkers_testkit::assert_certified(&rep, "lists");
@@ -56,7 +46,7 @@ fn incompatible_orders_are_reported() {
 
 #[test]
 fn duplicate_elements_are_reported() {
-    let h = History::from_txns(vec![t(0, vec![a("x", 1)]), t(1, vec![r("x", &[1, 1])])]);
+    let h = History::from_txns(vec![t(0, vec![a("x", 1)]), t(1, vec![rl("x", &[1, 1])])]);
     let rep = check(&h, Level::Ser, &CheckOptions::default());
     checkers_testkit::assert_certified(&rep, "lists");
     assert_eq!(rep.verdict, Verdict::Anomalous);
@@ -69,8 +59,8 @@ fn lost_append_order_is_a_g_single() {
     // orders known from the lists.
     let h = History::from_txns(vec![
         t(0, vec![a("x", 1), a("y", 1)]),
-        t(1, vec![r("x", &[1]), r("y", &[])]),
-        t(2, vec![r("y", &[1])]),
+        t(1, vec![rl("x", &[1]), rl("y", &[])]),
+        t(2, vec![rl("y", &[1])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
     checkers_testkit::assert_certified(&rep, "lists");
@@ -83,9 +73,9 @@ fn lost_append_order_is_a_g_single() {
 #[test]
 fn write_skew_on_lists_passes_si_and_fails_ser() {
     let h = History::from_txns(vec![
-        t(0, vec![r("x", &[]), r("y", &[]), a("x", 1)]),
-        t(1, vec![r("x", &[]), r("y", &[]), a("y", 2)]),
-        t(2, vec![r("x", &[1]), r("y", &[2])]),
+        t(0, vec![rl("x", &[]), rl("y", &[]), a("x", 1)]),
+        t(1, vec![rl("x", &[]), rl("y", &[]), a("y", 2)]),
+        t(2, vec![rl("x", &[1]), rl("y", &[2])]),
     ]);
     assert_eq!(
         check(&h, Level::Si, &CheckOptions::default()).verdict,
@@ -106,19 +96,6 @@ fn write_skew_on_lists_passes_si_and_fails_ser() {
 // Audit cases: each was misjudged before; the verdict at every level.
 // ---------------------------------------------------------------------------
 
-const ALL: [Level; 10] = [
-    Level::Rc,
-    Level::Ra,
-    Level::Cc,
-    Level::Pc,
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
-
 /// A transaction with a session and a status of its own.
 fn ts(id: u64, session: u64, status: Status, ops: Vec<Op>) -> Txn {
     Txn::new(id, session, status, ops)
@@ -128,7 +105,7 @@ fn ts(id: u64, session: u64, status: Status, ops: Vec<Op>) -> Txn {
 /// (and that the brute-force list oracle agrees).
 fn assert_levels(h: &History, ok: &[Level]) {
     let mut wrong = Vec::new();
-    for l in ALL {
+    for l in Level::ALL {
         assert_eq!(
             checkers::list_oracle::satisfies(h, l),
             Some(ok.contains(&l)),
@@ -148,8 +125,6 @@ fn assert_levels(h: &History, ok: &[Level]) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-const WEAK: [Level; 4] = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
-
 #[test]
 fn a_read_after_its_own_append_shows_the_version_it_installs() {
     // T3's append went on the empty list (its read shows [3]), yet T4 saw
@@ -159,8 +134,8 @@ fn a_read_after_its_own_append_shows_the_version_it_installs() {
     // replays appends at commit would install [1, 3] and show [3].
     let h = History::from_txns(vec![
         t(1, vec![a("x", 1)]),
-        t(3, vec![a("x", 3), r("x", &[3])]),
-        t(4, vec![r("x", &[1, 3])]),
+        t(3, vec![a("x", 3), rl("x", &[3])]),
+        t(4, vec![rl("x", &[1, 3])]),
     ]);
     assert_levels(&h, &[]);
     let rep = check(&h, Level::Rc, &CheckOptions::default());
@@ -177,7 +152,7 @@ fn a_read_after_its_own_append_shows_the_version_it_installs() {
 fn a_read_after_its_own_append_must_end_with_it() {
     let h = History::from_txns(vec![
         t(1, vec![a("x", 1)]),
-        t(3, vec![a("x", 3), r("x", &[3, 1])]),
+        t(3, vec![a("x", 3), rl("x", &[3, 1])]),
     ]);
     assert_levels(&h, &[]);
     let rep = check(&h, Level::Rc, &CheckOptions::default());
@@ -198,7 +173,7 @@ fn an_info_append_seen_mid_list_committed_fractured_read() {
     let h = History::from_txns(vec![
         ts(1, 1, Status::Info, vec![a("x", 1), a("y", 1)]),
         ts(2, 2, Status::Ok, vec![a("x", 2)]),
-        ts(3, 3, Status::Ok, vec![r("y", &[]), r("x", &[1, 2])]),
+        ts(3, 3, Status::Ok, vec![rl("y", &[]), rl("x", &[1, 2])]),
     ]);
     assert_levels(&h, &[Level::Rc]);
 }
@@ -209,9 +184,9 @@ fn an_info_append_seen_mid_list_committed_session_order() {
     // committed; T2, after T1 in its session, missed it.
     let h = History::from_txns(vec![
         ts(1, 1, Status::Info, vec![a("x", 1)]),
-        ts(2, 1, Status::Ok, vec![r("x", &[])]),
+        ts(2, 1, Status::Ok, vec![rl("x", &[])]),
         ts(5, 5, Status::Ok, vec![a("x", 5)]),
-        ts(3, 3, Status::Ok, vec![r("x", &[1, 5])]),
+        ts(3, 3, Status::Ok, vec![rl("x", &[1, 5])]),
     ]);
     assert_levels(&h, &[Level::Rc, Level::Si, Level::Ser]);
 }
@@ -222,14 +197,14 @@ fn a_list_read_reads_from_every_element_writer() {
     let x_first = History::from_txns(vec![
         t(1, vec![a("x", 1), a("y", 1)]),
         t(2, vec![a("x", 2)]),
-        t(3, vec![r("x", &[1, 2]), r("y", &[])]),
+        t(3, vec![rl("x", &[1, 2]), rl("y", &[])]),
     ]);
     assert_levels(&x_first, &[]);
     // Reading y first is read committed, and still a fractured read.
     let y_first = History::from_txns(vec![
         t(1, vec![a("x", 1), a("y", 1)]),
         t(2, vec![a("x", 2)]),
-        t(3, vec![r("y", &[]), r("x", &[1, 2])]),
+        t(3, vec![rl("y", &[]), rl("x", &[1, 2])]),
     ]);
     assert_levels(&y_first, &[Level::Rc]);
     let rep = check(&y_first, Level::Ra, &CheckOptions::default());
@@ -250,7 +225,7 @@ fn the_list_order_is_the_commit_order_at_weak_levels() {
         ts(1, 1, Status::Ok, vec![a("x", 1)]),
         ts(2, 2, Status::Ok, vec![a("x", 4)]),
         ts(3, 2, Status::Ok, vec![a("x", 7)]),
-        ts(4, 4, Status::Ok, vec![r("x", &[1, 7])]),
+        ts(4, 4, Status::Ok, vec![rl("x", &[1, 7])]),
     ]);
     // Without session order, T2 may come after T3.
     assert_levels(&h, &[Level::Si, Level::Ser]);
@@ -262,18 +237,18 @@ fn prefix_consistency_is_decided_on_lists() {
     let fork = History::from_txns(vec![
         t(1, vec![a("x", 1)]),
         t(2, vec![a("y", 1)]),
-        t(3, vec![r("x", &[1]), r("y", &[])]),
-        t(4, vec![r("y", &[1]), r("x", &[])]),
+        t(3, vec![rl("x", &[1]), rl("y", &[])]),
+        t(4, vec![rl("y", &[1]), rl("x", &[])]),
     ]);
     assert_levels(&fork, &[Level::Rc, Level::Ra, Level::Cc]);
     // A lost update: prefix consistent, not snapshot isolation.
     let lost = History::from_txns(vec![
         t(1, vec![a("x", 1)]),
-        t(2, vec![r("x", &[1]), a("x", 2)]),
-        t(3, vec![r("x", &[1]), a("x", 3)]),
-        t(4, vec![r("x", &[1, 2, 3])]),
+        t(2, vec![rl("x", &[1]), a("x", 2)]),
+        t(3, vec![rl("x", &[1]), a("x", 3)]),
+        t(4, vec![rl("x", &[1, 2, 3])]),
     ]);
-    assert_levels(&lost, &WEAK);
+    assert_levels(&lost, WEAK);
 }
 
 #[test]
@@ -285,8 +260,8 @@ fn a_first_writer_cycle_is_named_by_its_anti_dependency_not_g0() {
     // (G0, forbidden even at rc): Adya's graph has T1 -rw-> T0 there.
     let h = History::from_txns(vec![
         t(0, vec![a("x", 1)]),
-        t(1, vec![r("x", &[]), a("x", 2)]),
-        t(2, vec![r("x", &[1, 2])]),
+        t(1, vec![rl("x", &[]), a("x", 2)]),
+        t(2, vec![rl("x", &[1, 2])]),
     ]);
     let rep = check(&h, Level::Si, &CheckOptions::default());
     checkers_testkit::assert_certified(&rep, "first writer");
@@ -317,7 +292,7 @@ fn a_first_writer_cycle_is_named_by_its_anti_dependency_not_g0() {
 fn an_append_on_an_older_version_than_one_already_seen_fails_every_level() {
     let h = History::from_txns(vec![
         t(0, vec![a("x", 1)]),
-        t(1, vec![r("x", &[1]), a("x", 2), r("x", &[2])]),
+        t(1, vec![rl("x", &[1]), a("x", 2), rl("x", &[2])]),
     ]);
     assert_levels(&h, &[]);
     let rep = check(&h, Level::Rc, &CheckOptions::default());
@@ -331,33 +306,14 @@ fn an_append_on_an_older_version_than_one_already_seen_fails_every_level() {
 fn an_append_that_misses_a_writer_already_seen_fails_every_level() {
     let h = History::from_txns(vec![
         t(0, vec![a("x", 7), a("y", 5)]),
-        t(1, vec![r("y", &[5]), a("x", 1), r("x", &[1])]),
+        t(1, vec![rl("y", &[5]), a("x", 1), rl("x", &[1])]),
     ]);
     assert_levels(&h, &[]);
     let mixed = History::from_txns(vec![
-        t(
-            0,
-            vec![
-                a("x", 7),
-                Op::Write {
-                    key: Key::str("y"),
-                    value: 5,
-                },
-            ],
-        ),
-        t(
-            1,
-            vec![
-                Op::Read {
-                    key: Key::str("y"),
-                    value: Some(5),
-                },
-                a("x", 1),
-                r("x", &[1]),
-            ],
-        ),
+        t(0, vec![a("x", 7), w("y", 5)]),
+        t(1, vec![r("y", Some(5)), a("x", 1), rl("x", &[1])]),
     ]);
-    for l in ALL {
+    for l in Level::ALL {
         let rep = check(&mixed, l, &CheckOptions::default());
         checkers_testkit::assert_certified(&rep, "lists and registers");
         assert_eq!(rep.verdict, Verdict::Anomalous, "{l}: {}", rep.summary());
@@ -373,14 +329,14 @@ fn an_append_that_misses_a_writer_already_seen_fails_every_level() {
 fn a_read_after_own_appends_happened_at_the_first_append() {
     let h = History::from_txns(vec![
         t(0, vec![a("x", 7), a("y", 5)]),
-        t(1, vec![r("y", &[]), a("x", 1), r("x", &[7, 1])]),
+        t(1, vec![rl("y", &[]), a("x", 1), rl("x", &[7, 1])]),
     ]);
     assert_levels(&h, &[Level::Rc]);
     // Appending first: the append went on [7], so T0 had committed, and
     // then T1 read y = []: a non-monotonic read, even at rc.
     let h = History::from_txns(vec![
         t(0, vec![a("x", 7), a("y", 5)]),
-        t(1, vec![a("x", 1), r("y", &[]), r("x", &[7, 1])]),
+        t(1, vec![a("x", 1), rl("y", &[]), rl("x", &[7, 1])]),
     ]);
     assert_levels(&h, &[]);
 }

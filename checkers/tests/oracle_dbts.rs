@@ -6,20 +6,14 @@
 //! "fails" / "satisfies" claim about other levels, must agree with the
 //! oracle deciding those levels directly.
 
-use checkers::{check, oracle, CheckOptions, Verdict};
-use checkers_testkit::{random_history, stamp_ties, GenConfig};
+use checkers::{check, oracle, CheckOptions};
+use checkers_testkit::{
+    assert_certified_on, assert_two_sided, assert_verdict, random_history, stamp_ties,
+    unchecked_certificates, GenConfig, STRONG,
+};
 use history::{to_jsonl_string, DbTs, History, Level, Status};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-const STRONG: [Level; 6] = [
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
 
 /// Gives each transaction distinct timestamps: plausible ones (a snapshot
 /// a little before its place in the simulated order, a commit at it) or
@@ -72,30 +66,8 @@ fn truth(h: &History, l: Level) -> bool {
 fn agree(i: usize, h: &History, l: Level, opts: &CheckOptions, claims: &mut usize) -> bool {
     let want = truth(h, l);
     let rep = check(h, l, opts);
-    if matches!(rep.certified, checkers::Certified::Failed(_)) {
-        eprintln!("{}", to_jsonl_string(h));
-        for a in &rep.anomalies {
-            eprintln!("{a}");
-        }
-    }
-    checkers_testkit::assert_certified(&rep, "oracle_dbts");
-    let got = match rep.verdict {
-        Verdict::Ok => true,
-        Verdict::Anomalous => false,
-        Verdict::Unknown => panic!("history {i}: unknown at {l}\n{}", to_jsonl_string(h)),
-    };
-    assert_eq!(
-        got,
-        want,
-        "history {i} at {l}: checker {} ({}), oracle {want}\n{}\n{}",
-        rep.verdict,
-        rep.method,
-        to_jsonl_string(h),
-        rep.anomalies
-            .iter()
-            .map(|a| a.to_string())
-            .collect::<String>()
-    );
+    assert_certified_on(h, &rep, "oracle_dbts");
+    assert_verdict(h, &rep, want, &format!("history {i}"));
     for &f in &rep.fails {
         *claims += 1;
         assert!(
@@ -115,8 +87,14 @@ fn agree(i: usize, h: &History, l: Level, opts: &CheckOptions, claims: &mut usiz
     want
 }
 
-#[test]
-fn white_box_checking_agrees_with_the_oracle() {
+/// Checks `count` random histories, stamped by `stamp`, at each of
+/// `levels` with `--use-dbts`; asserts that both answers are common.
+fn white_box(
+    seed: u64,
+    count: usize,
+    levels: &[Level],
+    stamp: &mut dyn FnMut(&mut History, &mut ChaCha8Rng),
+) {
     let cfg = GenConfig {
         keys: 2,
         ..GenConfig::default()
@@ -125,26 +103,28 @@ fn white_box_checking_agrees_with_the_oracle() {
         use_dbts: true,
         ..CheckOptions::default()
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(0xdb75);
-    let mut seen = [[0usize; 2]; 6];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut seen = vec![[0usize; 2]; levels.len()];
     let mut claims = 0usize;
-    for i in 0..10_000 {
+    for i in 0..count {
         let mut h = random_history(&mut rng, &cfg);
         stamp(&mut h, &mut rng);
-        for (li, &l) in STRONG.iter().enumerate() {
+        for (li, &l) in levels.iter().enumerate() {
             let want = agree(i, &h, l, &opts, &mut claims);
             seen[li][usize::from(want)] += 1;
         }
     }
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("{} --use-dbts: {} anomalous, {} ok", STRONG[li], s[0], s[1]);
-        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", STRONG[li]);
-    }
+    assert_two_sided("--use-dbts ", levels, &seen, 100);
     eprintln!("{claims} fails/satisfies claims checked");
     eprintln!(
         "{} decided verdicts without a checked certificate",
-        checkers_testkit::unchecked_certificates()
+        unchecked_certificates()
     );
+}
+
+#[test]
+fn white_box_checking_agrees_with_the_oracle() {
+    white_box(0xdb75, 10_000, STRONG, &mut stamp);
 }
 
 /// The same with timestamp ties ([`stamp_ties`](checkers_testkit::stamp_ties)), at every level: two
@@ -153,21 +133,9 @@ fn white_box_checking_agrees_with_the_oracle() {
 /// snapshot at a commit's timestamp does not see that commit.
 #[test]
 fn white_box_checking_with_timestamp_ties_agrees_with_the_oracle() {
-    let cfg = GenConfig {
-        keys: 2,
-        ..GenConfig::default()
-    };
-    let opts = CheckOptions {
-        use_dbts: true,
-        ..CheckOptions::default()
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(0x71e5);
-    let mut seen = [[0usize; 2]; 10];
-    let mut claims = 0usize;
     let (mut commit_ties, mut start_ties) = (0usize, 0usize);
-    for i in 0..4_000 {
-        let mut h = random_history(&mut rng, &cfg);
-        stamp_ties(&mut h, &mut rng);
+    white_box(0x71e5, 4_000, &Level::ALL, &mut |h, rng| {
+        stamp_ties(h, rng);
         let commits: Vec<u64> = h
             .txns
             .iter()
@@ -181,21 +149,7 @@ fn white_box_checking_with_timestamp_ties_agrees_with_the_oracle() {
                 .iter()
                 .any(|t| t.dbts.is_some_and(|d| commits.contains(&d.start))),
         );
-        for (li, &l) in Level::ALL.iter().enumerate() {
-            let want = agree(i, &h, l, &opts, &mut claims);
-            seen[li][usize::from(want)] += 1;
-        }
-    }
+    });
     eprintln!("{commit_ties} histories with a commit-timestamp tie, {start_ties} with a snapshot at a commit timestamp");
     assert!(commit_ties > 1_000 && start_ties > 1_000);
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!(
-            "{} --use-dbts, ties: {} anomalous, {} ok",
-            Level::ALL[li],
-            s[0],
-            s[1]
-        );
-        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", Level::ALL[li]);
-    }
-    eprintln!("{claims} fails/satisfies claims checked");
 }

@@ -4,20 +4,14 @@
 //! transactions. Also: the mini-transaction method and the general one
 //! agree on mini-transaction histories.
 
-use checkers::{check, oracle, CheckOptions, Verdict};
-use checkers_testkit::{random_history, GenConfig};
+use checkers::{check, oracle, CheckOptions};
+use checkers_testkit::{
+    assert_certified, assert_methods, assert_two_sided, assert_verdict, count_method,
+    random_history, GenConfig, Methods, STRONG,
+};
 use history::{to_jsonl_string, History, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-const LEVELS: [Level; 6] = [
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
 
 fn agree(h: &History, i: usize, l: Level) -> bool {
     agree_with(h, i, l, &CheckOptions::default()).0
@@ -28,29 +22,8 @@ fn agree(h: &History, i: usize, l: Level) -> bool {
 fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, String) {
     let want = oracle::satisfies(h, l).expect("strong level");
     let rep = check(h, l, opts);
-    checkers_testkit::assert_certified(&rep, "oracle_general");
-    let got = match rep.verdict {
-        Verdict::Ok => true,
-        Verdict::Anomalous => false,
-        Verdict::Unknown => panic!(
-            "history {i}: unknown at {l}: {:?}\n{}",
-            rep.notes,
-            to_jsonl_string(h)
-        ),
-    };
-    assert_eq!(
-        got,
-        want,
-        "history {i} at {l}: checker says {} ({}), oracle says {}\n{}\n{}",
-        rep.verdict,
-        rep.method,
-        want,
-        to_jsonl_string(h),
-        rep.anomalies
-            .iter()
-            .map(|a| a.to_string())
-            .collect::<String>()
-    );
+    assert_certified(&rep, "oracle_general");
+    assert_verdict(h, &rep, want, &format!("history {i}"));
     if !want {
         assert!(
             !rep.anomalies.is_empty() || !rep.notes.is_empty(),
@@ -62,17 +35,14 @@ fn agree_with(h: &History, i: usize, l: Level, opts: &CheckOptions) -> (bool, St
 
 /// Checks 10k random histories (as generated, and with no times, as from
 /// PolySI's text format) at every strong level against the oracle, and
-/// counts the methods that decided.
-fn methods_at_every_level(
-    seed: u64,
-    opts: &CheckOptions,
-) -> std::collections::BTreeMap<String, usize> {
+/// counts the methods that decided: each of `expect` more than `min` times.
+fn methods_at_every_level(seed: u64, opts: &CheckOptions, expect: &[&str], min: usize) {
     let cfg = GenConfig {
         keys: 2,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut methods = Methods::new();
     for i in 0..10_000 {
         let h = random_history(&mut rng, &cfg);
         let mut untimed = h.clone();
@@ -81,16 +51,13 @@ fn methods_at_every_level(
             t.end = None;
         }
         for h in [&h, &untimed] {
-            for &l in &LEVELS {
+            for &l in STRONG {
                 let (ok, how) = agree_with(h, i, l, opts);
-                *methods
-                    .entry(format!("{how} {}", if ok { "ok" } else { "anomalous" }))
-                    .or_default() += 1;
+                count_method(&mut methods, &how, ok);
             }
         }
     }
-    eprintln!("{methods:?}");
-    methods
+    assert_methods(&methods, expect, min);
 }
 
 /// Every fast path of the black-box search forced on (the session
@@ -102,16 +69,11 @@ fn fast_paths_forced_agree_with_the_oracle() {
         force_fast_paths: true,
         ..CheckOptions::default()
     };
-    let methods = methods_at_every_level(0xfa57, &opts);
-    for m in [
+    let expect = [
         "witness of strong-session-si ok",
         "witness of strong-session-ser ok",
-    ] {
-        assert!(
-            methods.get(m).copied().unwrap_or(0) > 20,
-            "{m}: {methods:?}"
-        );
-    }
+    ];
+    methods_at_every_level(0xfa57, &opts, &expect, 20);
 }
 
 /// Pruning by vector clocks over the sessions (the witness skipped, so it
@@ -124,13 +86,8 @@ fn pruning_by_clocks_agrees_with_the_oracle() {
         skip_witness: true,
         ..CheckOptions::default()
     };
-    let methods = methods_at_every_level(0xc10c, &opts);
-    for m in ["pruning (clocks) ok", "pruning (clocks) anomalous"] {
-        assert!(
-            methods.get(m).copied().unwrap_or(0) > 100,
-            "{m}: {methods:?}"
-        );
-    }
+    let expect = ["pruning (clocks) ok", "pruning (clocks) anomalous"];
+    methods_at_every_level(0xc10c, &opts, &expect, 100);
 }
 
 #[test]
@@ -143,14 +100,11 @@ fn general_checker_agrees_with_the_oracle() {
     let mut seen = [[0usize; 2]; 6];
     for i in 0..10_000 {
         let h = random_history(&mut rng, &cfg);
-        for (li, &l) in LEVELS.iter().enumerate() {
+        for (li, &l) in STRONG.iter().enumerate() {
             seen[li][usize::from(agree(&h, i, l))] += 1;
         }
     }
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
-        assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", STRONG, &seen, 500);
     let unchecked = checkers_testkit::unchecked_certificates();
     eprintln!("{unchecked} decided verdicts without a checked certificate");
 }
@@ -218,19 +172,24 @@ fn the_local_search_agrees_with_the_oracle() {
     search_agrees(&opts, &["local search anomalous", "witness ok"]);
 }
 
-fn search_agrees(opts: &checkers::general::GeneralOptions, expect: &[&str]) {
-    use checkers::general::{check_general, General};
-    use checkers::index::Index;
-    use checkers::lattice::forbids;
+/// `count` random histories of up to six transactions over two keys, the
+/// same ones for each caller.
+fn histories_of_six(count: usize) -> impl Iterator<Item = History> {
     let cfg = GenConfig {
         max_txns: 6,
         keys: 2,
         ..GenConfig::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(99);
-    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
-    for i in 0..4000 {
-        let h = random_history(&mut rng, &cfg);
+    (0..count).map(move |_| random_history(&mut rng, &cfg))
+}
+
+fn search_agrees(opts: &checkers::general::GeneralOptions, expect: &[&str]) {
+    use checkers::general::{check_general, General};
+    use checkers::index::Index;
+    use checkers::lattice::forbids;
+    let mut methods = Methods::new();
+    for (i, h) in histories_of_six(4000).enumerate() {
         let ix = Index::new(&h);
         for &l in &[Level::Si, Level::Ser, Level::StrongSessionSi, Level::Sser] {
             let want = oracle::satisfies(&h, l).expect("strong level");
@@ -252,51 +211,31 @@ fn search_agrees(opts: &checkers::general::GeneralOptions, expect: &[&str]) {
                 to_jsonl_string(&h)
             );
             if !non_cyclic {
-                *methods
-                    .entry(format!("{how} {}", if got { "ok" } else { "anomalous" }))
-                    .or_default() += 1;
+                count_method(&mut methods, how, got);
             }
         }
     }
-    eprintln!("{methods:?}");
-    for m in expect {
-        assert!(
-            methods.get(*m).copied().unwrap_or(0) > 10,
-            "{m}: {methods:?}"
-        );
-    }
+    assert_methods(&methods, expect, 10);
 }
 
 #[test]
 fn the_generator_exercises_every_method() {
-    let cfg = GenConfig {
-        max_txns: 6,
-        keys: 2,
-        ..GenConfig::default()
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(99);
-    let mut methods: std::collections::BTreeMap<String, usize> = Default::default();
-    for _ in 0..3000 {
-        let h = random_history(&mut rng, &cfg);
+    let mut methods = Methods::new();
+    for h in histories_of_six(3000) {
         for &l in &[Level::Si, Level::Ser] {
             let rep = check(&h, l, &CheckOptions::default());
-            checkers_testkit::assert_certified(&rep, "oracle_general");
+            assert_certified(&rep, "oracle_general");
             *methods
                 .entry(format!("{} {}", rep.method, rep.verdict))
                 .or_default() += 1;
         }
     }
-    eprintln!("{methods:?}");
-    for m in [
+    let expect = [
         "witness ok",
         "known edges anomalous",
         "pruning (clocks, no session order) anomalous",
-    ] {
-        assert!(
-            methods.get(m).copied().unwrap_or(0) > 20,
-            "{m}: {methods:?}"
-        );
-    }
+    ];
+    assert_methods(&methods, &expect, 20);
 }
 
 /// A refuted window refutes the whole history: on random histories, every

@@ -2,57 +2,30 @@
 //! many random small list-append histories (internal reads, `info`
 //! writers, failed transactions, stale and fractured snapshots).
 
-use checkers::{check, list_oracle, CheckOptions, Verdict};
-use checkers_testkit::{random_list_history, GenConfig};
+use checkers::{check, list_oracle, CheckOptions};
+use checkers_testkit::{
+    assert_certified, assert_two_sided, assert_verdict, random_list_history, GenConfig,
+};
 use history::{to_jsonl_string, History, Level};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-const LEVELS: [Level; 10] = [
-    Level::Rc,
-    Level::Ra,
-    Level::Cc,
-    Level::Pc,
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
 
 /// Checks one history at every level; returns the oracle's verdicts.
 fn agree(h: &History, i: usize) -> [bool; 10] {
     let mut out = [false; 10];
     let mut placed: Vec<(Level, Vec<Level>, Vec<Level>)> = Vec::new();
-    for (li, &l) in LEVELS.iter().enumerate() {
+    for (li, &l) in Level::ALL.iter().enumerate() {
         let want = list_oracle::satisfies(h, l).expect("a known level");
         let rep = check(h, l, &CheckOptions::default());
-        checkers_testkit::assert_certified(&rep, "oracle_lists");
-        let got = match rep.verdict {
-            Verdict::Ok => true,
-            Verdict::Anomalous => false,
-            Verdict::Unknown => panic!(
-                "history {i}: unknown at {l}: {:?}\n{}",
-                rep.notes,
-                to_jsonl_string(h)
-            ),
-        };
-        assert_eq!(
-            got,
-            want,
-            "history {i} at {l}: checker says {:?}, oracle says {want}\n{}\n{}",
-            rep.verdict,
-            to_jsonl_string(h),
-            rep.summary()
-        );
+        assert_certified(&rep, "oracle_lists");
+        assert_verdict(h, &rep, want, &format!("history {i}"));
         out[li] = want;
         placed.push((l, rep.fails.clone(), rep.satisfies.clone()));
     }
     // One answer per level: what a check at one level says of another
     // (fails / satisfies) is what checking that level says.
     for (l, fails, satisfies) in &placed {
-        for (li, &other) in LEVELS.iter().enumerate() {
+        for (li, &other) in Level::ALL.iter().enumerate() {
             let placed_as = if fails.contains(&other) {
                 Some(false)
             } else if satisfies.contains(&other) {
@@ -78,7 +51,7 @@ const SEPARATIONS: [(usize, usize); 6] = [(0, 1), (1, 2), (2, 3), (3, 5), (4, 7)
 /// [`SEPARATIONS`], how many separated them.
 fn run(cfg: &GenConfig, seed: u64, count: usize) -> (Vec<[usize; 2]>, Vec<usize>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut seen = vec![[0usize; 2]; LEVELS.len()];
+    let mut seen = vec![[0usize; 2]; Level::ALL.len()];
     let mut apart = vec![0usize; SEPARATIONS.len()];
     for i in 0..count {
         let h = random_list_history(&mut rng, cfg);
@@ -90,16 +63,12 @@ fn run(cfg: &GenConfig, seed: u64, count: usize) -> (Vec<[usize; 2]>, Vec<usize>
             apart[p] += usize::from(v[a] && !v[b]);
         }
     }
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!(
-            "seed {seed:#x} {}: {} anomalous, {} ok",
-            LEVELS[li], s[0], s[1]
-        );
-    }
     for (p, &(a, b)) in SEPARATIONS.iter().enumerate() {
         eprintln!(
             "seed {seed:#x} {} ok and {} anomalous: {}",
-            LEVELS[a], LEVELS[b], apart[p]
+            Level::ALL[a],
+            Level::ALL[b],
+            apart[p]
         );
     }
     (seen, apart)
@@ -117,9 +86,7 @@ fn list_checker_agrees_with_the_oracle() {
         ..GenConfig::default()
     };
     let (seen, _) = run(&cfg, 0x11575, 10_000);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 500 && s[1] > 500, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", &Level::ALL, &seen, 500);
 }
 
 #[test]
@@ -138,9 +105,7 @@ fn list_checker_agrees_on_fresh_snapshots() {
         ..GenConfig::default()
     };
     let (seen, _) = run(&cfg, 0xf2e5, 10_000);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", &Level::ALL, &seen, 300);
 }
 
 #[test]
@@ -162,12 +127,10 @@ fn list_checker_agrees_on_forks() {
         ..GenConfig::default()
     };
     let (seen, apart) = run(&cfg, 0xf04c, 20_000);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", &Level::ALL, &seen, 300);
     for (p, &n) in apart.iter().enumerate() {
         let (a, b) = SEPARATIONS[p];
-        assert!(n > 20, "{} vs {}: {n}", LEVELS[a], LEVELS[b]);
+        assert!(n > 20, "{} vs {}: {n}", Level::ALL[a], Level::ALL[b]);
     }
 }
 
@@ -210,9 +173,7 @@ fn list_checker_agrees_on_reads_after_own_appends() {
     }
     assert!(3 * own_reads >= txns, "{own_reads} of {txns}");
     let (seen, apart) = run(&cfg, 0x0a3e, 10_000);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 300 && s[1] > 300, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", &Level::ALL, &seen, 300);
     // rc ok and ra anomalous: reads after own appends that only rc allows.
     assert!(apart[0] > 50, "{apart:?}");
 }

@@ -1,20 +1,13 @@
 //! The mini-transaction checks against the brute-force oracle, on thousands
 //! of random small histories with anomalies, `fail` and `info` transactions.
 
-use checkers::{check, oracle, CheckOptions, Verdict};
-use checkers_testkit::{random_history, GenConfig};
-use history::{to_jsonl_string, Level};
+use checkers::{check, oracle, CheckOptions};
+use checkers_testkit::{
+    assert_certified, assert_two_sided, assert_verdict, holds, random_history, GenConfig, STRONG,
+};
+use history::to_jsonl_string;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-const LEVELS: [Level; 6] = [
-    Level::Si,
-    Level::StrongSessionSi,
-    Level::StrongSi,
-    Level::Ser,
-    Level::StrongSessionSer,
-    Level::Sser,
-];
 
 #[test]
 fn mini_checks_agree_with_the_oracle() {
@@ -28,39 +21,16 @@ fn mini_checks_agree_with_the_oracle() {
     let mut seen = [[0usize; 2]; 6];
     for i in 0..3000 {
         let h = random_history(&mut rng, &cfg);
-        for (li, &l) in LEVELS.iter().enumerate() {
+        for (li, &l) in STRONG.iter().enumerate() {
             let want = oracle::satisfies(&h, l).expect("strong level");
             let rep = check(&h, l, &CheckOptions::default());
-            checkers_testkit::assert_certified(&rep, "oracle_mini");
-            let got = match rep.verdict {
-                Verdict::Ok => true,
-                Verdict::Anomalous => false,
-                Verdict::Unknown => panic!(
-                    "history {i}: unknown at {l}: {:?}\n{}",
-                    rep.notes,
-                    to_jsonl_string(&h)
-                ),
-            };
-            assert_eq!(
-                got,
-                want,
-                "history {i} at {l}: checker says {}, oracle says {}\n{}\n{}",
-                rep.verdict,
-                want,
-                to_jsonl_string(&h),
-                rep.anomalies
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<String>()
-            );
+            assert_certified(&rep, "oracle_mini");
+            assert_verdict(&h, &rep, want, &format!("history {i}"));
             seen[li][usize::from(want)] += 1;
         }
     }
     // The generator must exercise both answers at every level.
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
-        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", STRONG, &seen, 100);
 }
 
 /// On mini-transaction histories too big for the oracle, the linear-time
@@ -86,20 +56,16 @@ fn mini_checks_agree_with_the_general_checker() {
     for i in 0..1500 {
         let h = random_history(&mut rng, &cfg);
         let ix = Index::new(&h);
-        for (li, &l) in LEVELS.iter().enumerate() {
+        for (li, &l) in STRONG.iter().enumerate() {
             let rep = check(&h, l, &CheckOptions::default());
-            checkers_testkit::assert_certified(&rep, "oracle_mini");
+            assert_certified(&rep, "oracle_mini");
             if rep.method != "mini-transaction" {
                 // A committed `info` writer (or a non-cyclic anomaly found
                 // first) sends the history elsewhere: nothing to compare.
                 other_method += 1;
                 continue;
             }
-            let mini_ok = match rep.verdict {
-                Verdict::Ok => true,
-                Verdict::Anomalous => false,
-                Verdict::Unknown => panic!("history {i}: unknown at {l}"),
-            };
+            let mini_ok = holds(&h, &rep, &format!("history {i}"));
             let non_cyclic = ix.findings.iter().any(|f| forbids(l, f.kind, Scope::Item));
             let general_ok = !non_cyclic
                 && match check_general(&ix, l, &GeneralOptions::default()) {
@@ -118,8 +84,5 @@ fn mini_checks_agree_with_the_general_checker() {
     }
     eprintln!("{other_method} (history, level) pairs went to another method");
     assert!(other_method < 1500 * 6 / 4, "{other_method}");
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("{}: {} anomalous, {} ok", LEVELS[li], s[0], s[1]);
-        assert!(s[0] > 100 && s[1] > 100, "{}: {s:?}", LEVELS[li]);
-    }
+    assert_two_sided("", STRONG, &seen, 100);
 }

@@ -6,7 +6,8 @@
 use checkers::index::Index;
 use checkers::weak::{check_weak, WeakVerdict};
 use checkers::{oracle, AnomalyKind, CommonName, Scope};
-use checkers_testkit::{random_history, GenConfig};
+use checkers_testkit::build::{committed, r, w};
+use checkers_testkit::{assert_two_sided, random_history, GenConfig, WEAK};
 use history::{to_jsonl_string, History, Key, Level, Op, Status, Txn};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -76,13 +77,15 @@ fn run(cfg: &GenConfig, seed: u64, count: usize, levels: &[Level]) -> Vec<[usize
             );
         }
     }
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!(
-            "seed {seed:#x} {}: {} anomalous, {} ok",
-            levels[li], s[0], s[1]
-        );
-    }
+    eprintln!("seed {seed:#x}: {seen:?}");
     seen
+}
+
+/// [`run`] at the levels saturation decides, each of which must come out
+/// both ways more than `min` times.
+fn saturation(cfg: &GenConfig, seed: u64, count: usize, min: usize) {
+    let seen = run(cfg, seed, count, &SATURATED);
+    assert_two_sided("", &SATURATED, &seen, min);
 }
 
 #[test]
@@ -92,10 +95,7 @@ fn saturation_agrees_with_the_oracle() {
         keys: 2,
         ..GenConfig::default()
     };
-    let seen = run(&cfg, 0x3a7e, 10_000, &SATURATED);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 1000 && s[1] > 1000, "{}: {s:?}", SATURATED[li]);
-    }
+    saturation(&cfg, 0x3a7e, 10_000, 1000);
 }
 
 #[test]
@@ -110,10 +110,7 @@ fn saturation_agrees_on_fractured_and_non_monotonic_reads() {
         session_floor: 0.8,
         ..GenConfig::default()
     };
-    let seen = run(&cfg, 0x5eed, 10_000, &SATURATED);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 1000 && s[1] > 1000, "{}: {s:?}", SATURATED[li]);
-    }
+    saturation(&cfg, 0x5eed, 10_000, 1000);
 }
 
 #[test]
@@ -130,10 +127,7 @@ fn saturation_agrees_with_many_sessions() {
         max_stale: 3,
         ..GenConfig::default()
     };
-    let seen = run(&cfg, 0x6666, 6_000, &SATURATED);
-    for (li, s) in seen.iter().enumerate() {
-        assert!(s[0] > 400 && s[1] > 400, "{}: {s:?}", SATURATED[li]);
-    }
+    saturation(&cfg, 0x6666, 6_000, 400);
 }
 
 /// Blind writers and readers that each see a random subset of them (per
@@ -170,20 +164,14 @@ fn fork_history<R: Rng>(rng: &mut R) -> History {
         if i > 0 && rng.random_bool(0.3) {
             let k = rng.random_range(0..keys);
             let seen = subset(rng, i);
-            ops.push(Op::Read {
-                key: Key::Int(k),
-                value: latest(&seen, &written, k),
-            });
+            ops.push(r(k, latest(&seen, &written, k)));
         }
         let mut ws = Vec::new();
         for _ in 0..rng.random_range(1..=2) {
             let k = rng.random_range(0..keys);
             if ws.iter().all(|&(kk, _)| kk != k) {
                 ws.push((k, value));
-                ops.push(Op::Write {
-                    key: Key::Int(k),
-                    value,
-                });
+                ops.push(w(k, value));
                 value += 1;
             }
         }
@@ -199,10 +187,7 @@ fn fork_history<R: Rng>(rng: &mut R) -> History {
         }
         let ops = ks
             .iter()
-            .map(|&k| Op::Read {
-                key: Key::Int(k),
-                value: latest(&seen, &written, k),
-            })
+            .map(|&k| r(k, latest(&seen, &written, k)))
             .collect();
         let s = session(rng, writers + j);
         txns.push(Txn::new((writers + j) as u64, s, Status::Ok, ops));
@@ -212,7 +197,7 @@ fn fork_history<R: Rng>(rng: &mut R) -> History {
 
 #[test]
 fn all_weak_levels_agree_on_forks() {
-    let levels = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
+    let levels = WEAK;
     let mut rng = ChaCha8Rng::seed_from_u64(0xf0f0);
     // How many histories fail first at each level; the last slot: none.
     let mut first_fail = [0usize; 5];
@@ -264,29 +249,6 @@ fn prefix_consistency_agrees_with_the_oracle() {
 // Hand-written histories
 // ---------------------------------------------------------------------------
 
-fn r(k: &str, v: Option<i64>) -> Op {
-    Op::Read {
-        key: Key::str(k),
-        value: v,
-    }
-}
-
-fn w(k: &str, v: i64) -> Op {
-    Op::Write {
-        key: Key::str(k),
-        value: v,
-    }
-}
-
-/// (id, session, ops), all committed.
-fn hist(txns: Vec<(u64, u64, Vec<Op>)>) -> History {
-    History::from_txns(
-        txns.into_iter()
-            .map(|(id, s, ops)| Txn::new(id, s, Status::Ok, ops))
-            .collect(),
-    )
-}
-
 /// Asserts the verdict at each level (checker and oracle), and returns the
 /// checker's outcome at the first failing level.
 fn expect(h: &History, ok: &[Level], bad: &[Level]) -> Option<checkers::weak::WeakOutcome> {
@@ -310,7 +272,7 @@ fn expect(h: &History, ok: &[Level], bad: &[Level]) -> Option<checkers::weak::We
 
 #[test]
 fn a_session_missing_its_own_write_is_rc_but_not_ra() {
-    let h = hist(vec![(1, 1, vec![w("x", 1)]), (2, 1, vec![r("x", None)])]);
+    let h = committed(vec![(1, 1, vec![w("x", 1)]), (2, 1, vec![r("x", None)])]);
     let out = expect(&h, &[Level::Rc], &[Level::Ra, Level::Cc, Level::Pc]).unwrap();
     let a = &out.anomalies[0];
     assert_eq!(a.common, Some(CommonName::SessionGuaranteeViolation));
@@ -327,7 +289,7 @@ fn a_session_missing_its_own_write_is_rc_but_not_ra() {
 fn a_fractured_read_is_rc_but_not_ra() {
     // T3 reads y from T1, then x from T2, which read y from T1 and wrote
     // both: T2 must commit before T1, which T2 read from.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("y", 1)]),
         (2, 2, vec![r("y", Some(1)), w("x", 2), w("y", 2)]),
         (3, 3, vec![r("y", Some(1)), r("x", Some(2))]),
@@ -349,7 +311,7 @@ fn a_fractured_read_is_rc_but_not_ra() {
     assert!(out.also_fails.contains(&Level::Si), "{:?}", out.also_fails);
 
     // The same with the initial version: T3 reads y as absent, then x.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1), w("y", 1)]),
         (3, 3, vec![r("y", None), r("x", Some(1))]),
     ]);
@@ -358,7 +320,7 @@ fn a_fractured_read_is_rc_but_not_ra() {
 
 #[test]
 fn a_causality_violation_is_ra_but_not_cc() {
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![r("x", Some(1)), w("y", 1)]),
         (3, 3, vec![r("y", Some(1)), r("x", None)]),
@@ -370,7 +332,7 @@ fn a_causality_violation_is_ra_but_not_cc() {
     assert_eq!(a.txns.len(), 3);
 
     // And with a newer version instead of the initial one.
-    let h = hist(vec![
+    let h = committed(vec![
         (0, 0, vec![w("x", 0)]),
         (1, 1, vec![r("x", Some(0)), w("x", 1)]),
         (2, 2, vec![r("x", Some(1)), w("y", 1)]),
@@ -385,7 +347,7 @@ fn a_causality_violation_is_ra_but_not_cc() {
 
 #[test]
 fn a_long_fork_is_cc_but_not_pc() {
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![w("y", 1)]),
         (3, 3, vec![r("x", Some(1)), r("y", None)]),
@@ -401,12 +363,12 @@ fn a_long_fork_is_cc_but_not_pc() {
 #[test]
 fn a_non_monotonic_read_in_program_order_is_not_rc() {
     // T3 sees T2's y, then reads x from T1, which T2 overwrote.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![r("x", Some(1)), w("x", 2), w("y", 2)]),
         (3, 3, vec![r("y", Some(2)), r("x", Some(1))]),
     ]);
-    let out = expect(&h, &[], &[Level::Rc, Level::Ra, Level::Cc, Level::Pc]).unwrap();
+    let out = expect(&h, &[], WEAK).unwrap();
     let a = &out.anomalies[0];
     assert_eq!(a.kind, AnomalyKind::GSingle);
     assert_eq!(a.common, Some(CommonName::NonMonotonicRead));
@@ -420,14 +382,14 @@ fn a_non_monotonic_read_in_program_order_is_not_rc() {
         "T3 read x=1 from T1 after reading y=2 from T2, and T2 also wrote x, so T2 must commit before T1"
     );
     // Reading them the other way round is fine at rc (not at ra).
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![r("x", Some(1)), w("x", 2), w("y", 2)]),
         (3, 3, vec![r("x", Some(1)), r("y", Some(2))]),
     ]);
     expect(&h, &[Level::Rc], &[Level::Ra]);
     // Seeing a writer, then the initial version of a key it wrote.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1), w("y", 1)]),
         (2, 2, vec![r("x", Some(1)), r("y", None)]),
     ]);
@@ -437,7 +399,7 @@ fn a_non_monotonic_read_in_program_order_is_not_rc() {
 
 #[test]
 fn a_non_repeatable_read_is_rc_but_not_ra() {
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![w("x", 2)]),
         (3, 3, vec![r("x", Some(1)), r("x", Some(2))]),
@@ -446,7 +408,7 @@ fn a_non_repeatable_read_is_rc_but_not_ra() {
     // Back to the first version: non-monotonic, so not even rc. The third
     // read repeats the first; the index drops repeats, the rc check must
     // not.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![w("x", 2)]),
         (
@@ -457,7 +419,7 @@ fn a_non_repeatable_read_is_rc_but_not_ra() {
     ]);
     expect(&h, &[], &[Level::Rc]);
     // Three keys, the repeat far from the first read.
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1), w("y", 1)]),
         (2, 2, vec![w("x", 2), w("y", 2)]),
         (
@@ -471,26 +433,26 @@ fn a_non_repeatable_read_is_rc_but_not_ra() {
 
 #[test]
 fn non_cyclic_anomalies_fail_every_weak_level() {
-    let thin = hist(vec![(1, 1, vec![r("x", Some(9))])]);
-    let own = hist(vec![
+    let thin = committed(vec![(1, 1, vec![r("x", Some(9))])]);
+    let own = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![w("x", 2), r("x", Some(1))]),
     ]);
     for h in [&thin, &own] {
-        expect(h, &[], &[Level::Rc, Level::Ra, Level::Cc, Level::Pc]);
+        expect(h, &[], WEAK);
     }
     // A read of an info transaction's write commits it.
-    let mut h = hist(vec![(1, 1, vec![w("x", 1)]), (2, 2, vec![r("x", Some(1))])]);
+    let mut h = committed(vec![(1, 1, vec![w("x", 1)]), (2, 2, vec![r("x", Some(1))])]);
     h.txns[0].status = Status::Info;
-    expect(&h, &[Level::Rc, Level::Ra, Level::Cc, Level::Pc], &[]);
+    expect(&h, WEAK, &[]);
     h.txns[0].status = Status::Fail;
-    expect(&h, &[], &[Level::Rc, Level::Ra, Level::Cc, Level::Pc]);
+    expect(&h, &[], WEAK);
 }
 
 #[test]
 fn a_cycle_of_read_from_and_session_order_fails_rc() {
     // T1 reads what its session's next transaction writes.
-    let h = hist(vec![(1, 1, vec![r("x", Some(2))]), (2, 1, vec![w("x", 2)])]);
+    let h = committed(vec![(1, 1, vec![r("x", Some(2))]), (2, 1, vec![w("x", 2)])]);
     let out = expect(&h, &[], &[Level::Rc]).unwrap();
     let a = &out.anomalies[0];
     assert_eq!(a.kind, AnomalyKind::G1c);
@@ -499,7 +461,7 @@ fn a_cycle_of_read_from_and_session_order_fails_rc() {
 
 #[test]
 fn counterexamples_name_every_transaction_they_use() {
-    let h = hist(vec![
+    let h = committed(vec![
         (1, 1, vec![w("x", 1)]),
         (2, 2, vec![r("x", Some(1)), w("y", 1)]),
         (5, 2, vec![w("z", 1)]),
@@ -672,8 +634,5 @@ fn reductions_agree_with_full_saturation_on_larger_histories() {
             seen[li][usize::from(want)] += 1;
         }
     }
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("larger {}: {} anomalous, {} ok", SATURATED[li], s[0], s[1]);
-        assert!(s[0] > 200 && s[1] > 200, "{}: {s:?}", SATURATED[li]);
-    }
+    assert_two_sided("larger ", &SATURATED, &seen, 200);
 }

@@ -6,19 +6,14 @@
 
 use checkers::certify::{Claim, Refutation};
 use checkers::{check, oracle, AnomalyKind, Certified, CheckOptions, Verdict};
-use checkers_testkit::{assert_certified, random_history, GenConfig};
-use history::{read_jsonl_str, to_jsonl_string, History, Key, Level, Op};
+use checkers_testkit::build::jsonl_txns;
+use checkers_testkit::{
+    as_range_reads, assert_certified_on, assert_two_sided, assert_verdict, random_history,
+    GenConfig, RangeStep,
+};
+use history::{History, Level, Op};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn jsonl(lines: &[&str]) -> History {
-    let text: String = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| format!("{{\"id\":{i},\"session\":{i},{l}}}\n"))
-        .collect();
-    read_jsonl_str(&text).unwrap()
-}
 
 /// One history per finding kind, the finding on a range read.
 fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
@@ -27,12 +22,12 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
         (
             NotMyOwnWrite,
             "its own write of a key in range is not listed",
-            jsonl(&[r#""status":"ok","ops":[["w",1,5],["rq",1,1,[]]]"#]),
+            jsonl_txns(&[r#""status":"ok","ops":[["w",1,5],["rq",1,1,[]]]"#]),
         ),
         (
             NotMyOwnWrite,
             "a key in range lists another's value after its own write",
-            jsonl(&[
+            jsonl_txns(&[
                 r#""status":"ok","ops":[["w",1,4]]"#,
                 r#""status":"ok","ops":[["w",1,5],["rq",0,2,[[1,4]]]]"#,
             ]),
@@ -40,22 +35,22 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
         (
             NotMyLastWrite,
             "a key in range lists its own earlier write",
-            jsonl(&[r#""status":"ok","ops":[["w",1,5],["w",1,6],["rq",1,2,[[1,5]]]]"#]),
+            jsonl_txns(&[r#""status":"ok","ops":[["w",1,5],["w",1,6],["rq",1,2,[[1,5]]]]"#]),
         ),
         (
             FutureRead,
             "a row shows its own later write",
-            jsonl(&[r#""status":"ok","ops":[["rq",1,2,[[2,7]]],["w",2,7]]"#]),
+            jsonl_txns(&[r#""status":"ok","ops":[["rq",1,2,[[2,7]]],["w",2,7]]"#]),
         ),
         (
             FutureRead,
             "a row shows its own later write of a key it wrote before",
-            jsonl(&[r#""status":"ok","ops":[["w",2,6],["rq",1,2,[[2,7]]],["w",2,7]]"#]),
+            jsonl_txns(&[r#""status":"ok","ops":[["w",2,6],["rq",1,2,[[2,7]]],["w",2,7]]"#]),
         ),
         (
             IntermediateRead,
             "a row shows a value its writer overwrote",
-            jsonl(&[
+            jsonl_txns(&[
                 r#""status":"ok","ops":[["w",1,1],["w",1,2]]"#,
                 r#""status":"ok","ops":[["rq",0,5,[[1,1]]]]"#,
             ]),
@@ -63,7 +58,7 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
         (
             AbortedRead,
             "a row shows a failed transaction's write",
-            jsonl(&[
+            jsonl_txns(&[
                 r#""status":"fail","ops":[["w",1,1]]"#,
                 r#""status":"ok","ops":[["rq",1,1,[[1,1]]]]"#,
             ]),
@@ -71,12 +66,12 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
         (
             ThinAirRead,
             "a row shows a value nobody wrote",
-            jsonl(&[r#""status":"ok","ops":[["rq",1,3,[[2,9]]]]"#]),
+            jsonl_txns(&[r#""status":"ok","ops":[["rq",1,3,[[2,9]]]]"#]),
         ),
         (
             NonRepeatableRead,
             "a range read lists a key an earlier read saw absent",
-            jsonl(&[
+            jsonl_txns(&[
                 r#""status":"ok","ops":[["w",1,1]]"#,
                 r#""status":"ok","ops":[["r",1,null],["rq",0,2,[[1,1]]]]"#,
             ]),
@@ -84,7 +79,7 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
         (
             NonRepeatableRead,
             "a range read lists another value than an earlier range read",
-            jsonl(&[
+            jsonl_txns(&[
                 r#""status":"ok","ops":[["w",1,1]]"#,
                 r#""status":"ok","ops":[["w",1,2]]"#,
                 r#""status":"ok","ops":[["rq",0,2,[[1,1]]],["rq",1,1,[[1,2]]]]"#,
@@ -96,13 +91,7 @@ fn cases() -> Vec<(AnomalyKind, &'static str, History)> {
 /// The checker's report at `l`, whose certificate must hold.
 fn checked(h: &History, l: Level, what: &str) -> checkers::Report {
     let rep = check(h, l, &CheckOptions::default());
-    if matches!(rep.certified, Certified::Failed(_)) {
-        eprintln!("{what} at {l}:\n{}", to_jsonl_string(h));
-        for a in &rep.anomalies {
-            eprintln!("{a}");
-        }
-    }
-    assert_certified(&rep, what);
+    assert_certified_on(h, &rep, what);
     rep
 }
 
@@ -153,7 +142,7 @@ fn each_finding_on_a_range_read_is_certified_at_every_level() {
 fn a_finding_on_a_range_read_is_checked_not_assumed() {
     // The certificate checker re-derives each finding: the same claims on
     // range reads that show nothing wrong do not hold.
-    let fine = jsonl(&[
+    let fine = jsonl_txns(&[
         r#""status":"ok","ops":[["w",1,1]]"#,
         r#""status":"ok","ops":[["w",2,5],["rq",0,3,[[1,1],[2,5]]],["w",1,6]]"#,
     ]);
@@ -181,48 +170,12 @@ fn a_finding_on_a_range_read_is_checked_not_assumed() {
 /// read of `k` now and then `k..=k`, or a range that also covers a key
 /// nobody writes (`-1`), and a read of `k` also a range over `k` and
 /// `k+1` when the next op reads `k+1` (an absent row then stays absent).
-fn as_range_reads(h: &History, rng: &mut ChaCha8Rng) -> History {
-    let mut g = h.clone();
-    for t in &mut g.txns {
-        let mut ops: Vec<Op> = Vec::new();
-        for op in t.ops.drain(..) {
-            let Op::Read {
-                key: Key::Int(k),
-                value,
-            } = op
-            else {
-                ops.push(op);
-                continue;
-            };
-            let row: Vec<(Key, i64)> = value.map(|v| (Key::Int(k), v)).into_iter().collect();
-            if let Some(Op::RangeRead { hi, rows, .. }) = ops.last_mut() {
-                if *hi == Key::Int(k - 1) && rng.random_bool(0.7) {
-                    *hi = Key::Int(k);
-                    rows.extend(row);
-                    continue;
-                }
-            }
-            if rng.random_bool(0.25) {
-                ops.push(Op::Read {
-                    key: Key::Int(k),
-                    value,
-                });
-                continue;
-            }
-            let lo = if k == 0 && rng.random_bool(0.3) {
-                -1
-            } else {
-                k
-            };
-            ops.push(Op::RangeRead {
-                lo: Key::Int(lo),
-                hi: Key::Int(k),
-                rows: row,
-            });
-        }
-        t.ops = ops;
-    }
-    g
+fn random_range_reads(h: &History, rng: &mut ChaCha8Rng) -> History {
+    as_range_reads(h, &mut |step| match step {
+        RangeStep::Extend { .. } => rng.random_bool(0.7),
+        RangeStep::KeepRead => rng.random_bool(0.25),
+        RangeStep::WidenLow => rng.random_bool(0.3),
+    })
 }
 
 #[test]
@@ -239,7 +192,7 @@ fn random_range_histories_are_certified_and_agree_with_the_oracle() {
     let mut seen = [[0usize; 2]; 10];
     for i in 0..1_500 {
         let base = random_history(&mut rng, &cfg);
-        let h = as_range_reads(&base, &mut rng);
+        let h = random_range_reads(&base, &mut rng);
         ranges += h
             .txns
             .iter()
@@ -250,19 +203,7 @@ fn random_range_histories_are_certified_and_agree_with_the_oracle() {
             let what = format!("range history {i}");
             let rep = checked(&h, l, &what);
             let want = oracle::satisfies(&h, l).expect("the oracle decides every level");
-            let got = match rep.verdict {
-                Verdict::Ok => true,
-                Verdict::Anomalous => false,
-                Verdict::Unknown => panic!("{what}: unknown at {l}"),
-            };
-            assert_eq!(
-                got,
-                want,
-                "{what} at {l}: checker {} ({}), oracle {want}\n{}",
-                rep.verdict,
-                rep.method,
-                to_jsonl_string(&h)
-            );
+            assert_verdict(&h, &rep, want, &what);
             seen[li][usize::from(want)] += 1;
             if let Some(Claim::Anomalous(refs)) = rep.certificate.as_ref().map(|c| &c.claim) {
                 findings += refs
@@ -275,10 +216,7 @@ fn random_range_histories_are_certified_and_agree_with_the_oracle() {
     eprintln!(
         "{ranges} range reads over two keys or more; {findings} certified findings on range reads"
     );
-    for (li, s) in seen.iter().enumerate() {
-        eprintln!("{}: {} anomalous, {} ok", Level::ALL[li], s[0], s[1]);
-        assert!(s[0] > 50 && s[1] > 50, "{}: {s:?}", Level::ALL[li]);
-    }
+    assert_two_sided("", &Level::ALL, &seen, 50);
     assert!(ranges > 200 && findings > 200, "{ranges} {findings}");
     eprintln!(
         "{} decided verdicts without a checked certificate",

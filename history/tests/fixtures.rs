@@ -67,28 +67,16 @@ fn load(dir: &Path, rel: &str) -> History {
 }
 
 fn r(k: i64, v: Option<i64>) -> Op {
-    Op::Read {
-        key: Key::Int(k),
-        value: v,
-    }
+    Op::read(k, v)
 }
 fn w(k: i64, v: i64) -> Op {
-    Op::Write {
-        key: Key::Int(k),
-        value: v,
-    }
+    Op::write(k, v)
 }
 fn a(k: i64, v: i64) -> Op {
-    Op::Append {
-        key: Key::Int(k),
-        value: v,
-    }
+    Op::append(k, v)
 }
 fn rl(k: i64, vs: &[i64]) -> Op {
-    Op::ReadList {
-        key: Key::Int(k),
-        values: Some(vs.to_vec()),
-    }
+    Op::read_list(k, vs)
 }
 
 /// (session, status, ops) of each transaction, in order.

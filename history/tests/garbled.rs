@@ -7,51 +7,39 @@ use std::path::Path;
 use history::formats::{self, cobra, viper, Format};
 use history::ParseError;
 
-/// A small deterministic generator (xorshift64*), so failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+mod common;
+use common::Rng;
 
 /// Bytes that matter to the parsers, to make mutations interesting.
 const SPICE: &[u8] = b"[]{}()\",:;#_-=\n \\0123456789rwSWRCnil-1\xff\x00";
 
 fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
     let mut b = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(b.len() + 1);
-        match rng.below(6) {
+    for _ in 0..1 + rng.index(4) {
+        let at = rng.index(b.len() + 1);
+        match rng.index(6) {
             0 if !b.is_empty() => {
-                let i = rng.below(b.len());
+                let i = rng.index(b.len());
                 b[i] = rng.next() as u8;
             }
             1 if !b.is_empty() => {
-                let i = rng.below(b.len());
-                b[i] = SPICE[rng.below(SPICE.len())];
+                let i = rng.index(b.len());
+                b[i] = SPICE[rng.index(SPICE.len())];
             }
             2 => {
-                let end = (at + 1 + rng.below(8)).min(b.len());
+                let end = (at + 1 + rng.index(8)).min(b.len());
                 b.drain(at.min(end)..end);
             }
             3 => {
-                for _ in 0..1 + rng.below(4) {
-                    b.insert(at.min(b.len()), SPICE[rng.below(SPICE.len())]);
+                for _ in 0..1 + rng.index(4) {
+                    b.insert(at.min(b.len()), SPICE[rng.index(SPICE.len())]);
                 }
             }
             4 => b.truncate(at),
             _ => {
-                let end = (at + rng.below(16)).min(b.len());
+                let end = (at + rng.index(16)).min(b.len());
                 let chunk = b[at.min(end)..end].to_vec();
-                let to = rng.below(b.len() + 1);
+                let to = rng.index(b.len() + 1);
                 b.splice(to..to, chunk);
             }
         }

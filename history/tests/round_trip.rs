@@ -14,22 +14,8 @@ use std::collections::BTreeMap;
 use history::formats::{self, elle_edn, text, Format};
 use history::{History, Key, Op, Status, Txn};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+mod common;
+use common::Rng;
 
 fn status(rng: &mut Rng) -> Status {
     match rng.below(10) {

@@ -199,7 +199,7 @@ impl Summary {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn run(name: &str, status: RunStatus) -> RunSummary {

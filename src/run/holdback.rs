@@ -180,18 +180,6 @@ mod tests {
     use super::*;
     use history::Status;
 
-    fn r(k: i64, v: Option<i64>) -> Op {
-        Op::Read {
-            key: Key::Int(k),
-            value: v,
-        }
-    }
-    fn w(k: i64, v: i64) -> Op {
-        Op::Write {
-            key: Key::Int(k),
-            value: v,
-        }
-    }
     fn txn(session: u64, kind: &str, ops: Vec<Op>) -> Txn {
         let mut t = Txn::new(0, session, Status::Ok, ops);
         t.kind = Some(kind.into());
@@ -206,26 +194,37 @@ mod tests {
         let now = Instant::now();
         let mut h = Holdback::new(Duration::from_secs(10));
         assert_eq!(
-            kinds(&h.push(txn(0, "init", vec![r(1, None), w(1, 10)]), now)),
+            kinds(&h.push(
+                txn(0, "init", vec![Op::read(1, None), Op::write(1, 10)]),
+                now
+            )),
             ["init"]
         );
         // Reads 11, whose writer has not arrived.
         assert!(h
-            .push(txn(1, "reader", vec![r(1, Some(11))]), now)
+            .push(txn(1, "reader", vec![Op::read(1, Some(11))]), now)
             .is_empty());
         // Same session: waits behind it even though it is ready.
-        assert!(h.push(txn(1, "next", vec![r(1, Some(10))]), now).is_empty());
+        assert!(h
+            .push(txn(1, "next", vec![Op::read(1, Some(10))]), now)
+            .is_empty());
         // Another session that is ready goes through.
         assert_eq!(
-            kinds(&h.push(txn(2, "other", vec![r(1, Some(10))]), now)),
+            kinds(&h.push(txn(2, "other", vec![Op::read(1, Some(10))]), now)),
             ["other"]
         );
         // Own writes need no writer.
         assert_eq!(
-            kinds(&h.push(txn(3, "own", vec![w(2, 5), r(2, Some(5))]), now)),
+            kinds(&h.push(
+                txn(3, "own", vec![Op::write(2, 5), Op::read(2, Some(5))]),
+                now
+            )),
             ["own"]
         );
-        let out = h.push(txn(0, "writer", vec![r(1, Some(10)), w(1, 11)]), now);
+        let out = h.push(
+            txn(0, "writer", vec![Op::read(1, Some(10)), Op::write(1, 11)]),
+            now,
+        );
         assert_eq!(kinds(&out), ["writer", "reader", "next"]);
         assert_eq!(h.deadline(), None);
     }
@@ -234,14 +233,19 @@ mod tests {
     fn thin_air_reads_are_released_after_the_limit_and_not_waited_for_again() {
         let t0 = Instant::now();
         let mut h = Holdback::new(Duration::from_secs(1));
-        assert!(h.push(txn(1, "a", vec![r(1, Some(99))]), t0).is_empty());
+        assert!(h
+            .push(txn(1, "a", vec![Op::read(1, Some(99))]), t0)
+            .is_empty());
         assert!(h.push(txn(1, "b", vec![]), t0).is_empty());
         assert_eq!(h.deadline(), Some(t0 + Duration::from_secs(1)));
         assert!(h.expire(t0 + Duration::from_millis(500)).is_empty());
         let out = h.expire(t0 + Duration::from_secs(1));
         assert_eq!(kinds(&out), ["a", "b"]);
         // 99 is given up on: a later reader is not held.
-        assert_eq!(kinds(&h.push(txn(2, "c", vec![r(1, Some(99))]), t0)), ["c"]);
+        assert_eq!(
+            kinds(&h.push(txn(2, "c", vec![Op::read(1, Some(99))]), t0)),
+            ["c"]
+        );
     }
 
     #[test]

@@ -119,6 +119,22 @@ impl Tally {
     }
 }
 
+/// `abort rate 12.5% (40001 x3, 1213 x1)`: the rate with the commonest
+/// error codes, for the terminal summary.
+pub fn abort_text(o: &Outcomes) -> String {
+    let errs: Vec<String> = o
+        .top_errors
+        .iter()
+        .map(|e| format!("{} x{}", e.code, e.count))
+        .collect();
+    let rate = o.abort_rate * 100.0;
+    if errs.is_empty() {
+        format!("abort rate {rate:.1}%")
+    } else {
+        format!("abort rate {rate:.1}% ({})", errs.join(", "))
+    }
+}
+
 /// One line per transaction type for the terminal summary: its counts and
 /// abort rate with its commonest error codes; nothing when there is only
 /// one type (the overall line says it all).
@@ -130,23 +146,13 @@ pub fn kind_lines(st: &Stats) -> Vec<String> {
     st.by_kind
         .iter()
         .map(|(kind, o)| {
-            let errs: Vec<String> = o
-                .top_errors
-                .iter()
-                .map(|e| format!("{} x{}", e.code, e.count))
-                .collect();
             format!(
-                "{kind:<width$} {} txns: {} committed, {} failed, {} info; abort rate {:.1}%{}",
+                "{kind:<width$} {} txns: {} committed, {} failed, {} info; {}",
                 o.total,
                 o.committed,
                 o.failed,
                 o.info,
-                o.abort_rate * 100.0,
-                if errs.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", errs.join(", "))
-                }
+                abort_text(o)
             )
         })
         .collect()

@@ -1,8 +1,10 @@
 //! Test-only helpers for the checkers, kept out of the shipped library.
 //!
 //! Random small histories, for comparing the checkers with the brute-force
-//! oracles ([`checkers::oracle`], [`checkers::list_oracle`]), and
-//! [`assert_certified`] for the certificate of a report.
+//! oracles ([`checkers::oracle`], [`checkers::list_oracle`]);
+//! [`assert_certified`] and the other assertions on reports; builders of
+//! hand-written histories ([`build`]); the brute-force enumeration of
+//! witnesses and refutations ([`brute`]); and [`as_range_reads`].
 //!
 //! A history is made by simulating a loose execution: a random order of
 //! transactions, each reading from a slightly stale snapshot of it, so that
@@ -13,6 +15,18 @@
 
 use history::{History, Key, Op, Status, Txn, Value};
 use rand::{Rng, RngExt};
+
+pub mod brute;
+pub mod build;
+pub mod certs;
+mod ranges;
+mod verdicts;
+
+pub use ranges::{as_range_reads, RangeStep};
+pub use verdicts::{
+    assert_certified, assert_certified_on, assert_methods, assert_two_sided, assert_verdict,
+    count_method, holds, unchecked_certificates, Methods, STRONG, WEAK,
+};
 
 /// The shape of the random histories.
 #[derive(Clone, Debug)]
@@ -84,6 +98,72 @@ enum Plan {
     W(i64, Value),
 }
 
+/// A transaction's plan: 1 to `max_ops` reads and writes of random keys,
+/// each write followed by a read of its key with `p_own_read`.
+fn random_ops<R: Rng>(
+    rng: &mut R,
+    cfg: &GenConfig,
+    next_value: &mut Value,
+    p_own_read: f64,
+) -> Vec<Plan> {
+    let mut p = Vec::new();
+    let ops = rng.random_range(1..=cfg.max_ops);
+    for _ in 0..ops {
+        let k = rng.random_range(0..cfg.keys);
+        if rng.random_bool(0.5) {
+            p.push(Plan::R(k));
+        } else {
+            p.push(Plan::W(k, *next_value));
+            *next_value += 1;
+            if p_own_read > 0.0 && rng.random_bool(p_own_read) {
+                p.push(Plan::R(k));
+            }
+        }
+    }
+    p
+}
+
+/// Each transaction's status: `fail` with `p_fail`, `info` with `p_info`.
+fn random_statuses<R: Rng>(rng: &mut R, cfg: &GenConfig, n: usize) -> Vec<Status> {
+    (0..n)
+        .map(|_| {
+            let x: f64 = rng.random();
+            if x < cfg.p_fail {
+                Status::Fail
+            } else if x < cfg.p_fail + cfg.p_info {
+                Status::Info
+            } else {
+                Status::Ok
+            }
+        })
+        .collect()
+}
+
+/// Transaction `i` of the simulated order, with client times near its
+/// place and after its session's previous end (an `info` one sometimes
+/// without an end).
+fn timed_txn<R: Rng>(
+    rng: &mut R,
+    i: usize,
+    session: usize,
+    status: Status,
+    ops: Vec<Op>,
+    session_end: &mut [u64],
+) -> Txn {
+    let base = 10 * i as u64 + 20;
+    let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
+    let end = start + 1 + rng.random_range(0..15u64);
+    session_end[session] = end;
+    let mut t = Txn::new(i as u64, session as u64, status, ops);
+    t.start = Some(start);
+    t.end = if status == Status::Info && rng.random_bool(0.5) {
+        None
+    } else {
+        Some(end)
+    };
+    t
+}
+
 /// One random history.
 pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
     let n = rng.random_range(1..=cfg.max_txns);
@@ -123,31 +203,11 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
                 }
             }
         } else {
-            let ops = rng.random_range(1..=cfg.max_ops);
-            for _ in 0..ops {
-                let k = rng.random_range(0..cfg.keys);
-                if rng.random_bool(0.5) {
-                    p.push(Plan::R(k));
-                } else {
-                    p.push(Plan::W(k, next_value));
-                    next_value += 1;
-                }
-            }
+            p = random_ops(rng, cfg, &mut next_value, 0.0);
         }
         plans.push(p);
     }
-    let status: Vec<Status> = (0..n)
-        .map(|_| {
-            let x: f64 = rng.random();
-            if x < cfg.p_fail {
-                Status::Fail
-            } else if x < cfg.p_fail + cfg.p_info {
-                Status::Info
-            } else {
-                Status::Ok
-            }
-        })
-        .collect();
+    let status = random_statuses(rng, cfg, n);
     // All values written to each key, for wild reads.
     let mut all_writes: Vec<(i64, Value)> = Vec::new();
     for p in &plans {
@@ -245,18 +305,7 @@ pub fn random_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
             None => rng.random_range(0..cfg.sessions.max(1)),
         };
         session_last[session] = Some(i);
-        let base = 10 * i as u64 + 20;
-        let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
-        let end = start + 1 + rng.random_range(0..15u64);
-        session_end[session] = end;
-        let mut t = Txn::new(i as u64, session as u64, status[i], ops);
-        t.start = Some(start);
-        t.end = if status[i] == Status::Info && rng.random_bool(0.5) {
-            None
-        } else {
-            Some(end)
-        };
-        txns.push(t);
+        txns.push(timed_txn(rng, i, session, status[i], ops, &mut session_end));
     }
     History::from_txns(txns)
 }
@@ -271,34 +320,9 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
     let mut next_value: Value = 1;
     let mut plans: Vec<Vec<Plan>> = Vec::with_capacity(n);
     for _ in 0..n {
-        let ops = rng.random_range(1..=cfg.max_ops);
-        let mut p = Vec::new();
-        for _ in 0..ops {
-            let k = rng.random_range(0..cfg.keys);
-            if rng.random_bool(0.5) {
-                p.push(Plan::R(k));
-            } else {
-                p.push(Plan::W(k, next_value));
-                next_value += 1;
-                if cfg.p_own_read > 0.0 && rng.random_bool(cfg.p_own_read) {
-                    p.push(Plan::R(k));
-                }
-            }
-        }
-        plans.push(p);
+        plans.push(random_ops(rng, cfg, &mut next_value, cfg.p_own_read));
     }
-    let status: Vec<Status> = (0..n)
-        .map(|_| {
-            let x: f64 = rng.random();
-            if x < cfg.p_fail {
-                Status::Fail
-            } else if x < cfg.p_fail + cfg.p_info {
-                Status::Info
-            } else {
-                Status::Ok
-            }
-        })
-        .collect();
+    let status = random_statuses(rng, cfg, n);
     let mut txns = Vec::with_capacity(n);
     let mut session_end: Vec<u64> = vec![0; cfg.sessions.max(1)];
     let mut session_last: Vec<Option<usize>> = vec![None; cfg.sessions.max(1)];
@@ -391,18 +415,7 @@ pub fn random_list_history<R: Rng>(rng: &mut R, cfg: &GenConfig) -> History {
             }
         }
         session_last[session] = Some(i);
-        let base = 10 * i as u64 + 20;
-        let start = (base - rng.random_range(0..15u64)).max(session_end[session] + 1);
-        let end = start + 1 + rng.random_range(0..15u64);
-        session_end[session] = end;
-        let mut t = Txn::new(i as u64, session as u64, status[i], ops);
-        t.start = Some(start);
-        t.end = if status[i] == Status::Info && rng.random_bool(0.5) {
-            None
-        } else {
-            Some(end)
-        };
-        txns.push(t);
+        txns.push(timed_txn(rng, i, session, status[i], ops, &mut session_end));
     }
     History::from_txns(txns)
 }
@@ -441,32 +454,6 @@ pub fn stamp_ties<R: Rng>(h: &mut History, rng: &mut R) {
             commit: keep_commit.then_some(commit),
         });
     }
-}
-
-static UNCHECKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// For tests: panics when the certificate checker rejected a verdict's
-/// proof (a checker bug), and counts the decided verdicts whose proof
-/// could not be checked ([`unchecked_certificates`]).
-pub fn assert_certified(rep: &checkers::Report, what: &str) {
-    use checkers::{Certified, Verdict};
-    match &rep.certified {
-        Certified::Failed(why) => panic!(
-            "{what}: the certificate of {} at {} does not hold: {why}\n{:?}",
-            rep.verdict, rep.level, rep.certificate
-        ),
-        Certified::NotChecked(_) if rep.verdict != Verdict::Unknown => {
-            UNCHECKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        Certified::Absent => panic!("{what}: no certificate status"),
-        _ => {}
-    }
-}
-
-/// How many decided verdicts [`assert_certified`] saw without a checked
-/// proof.
-pub fn unchecked_certificates() -> usize {
-    UNCHECKED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! Helpers for the end-to-end tests: run the real `harness` binary, read
-//! what it wrote, and make scratch PostgreSQL databases.
+//! what it wrote, and make scratch PostgreSQL and MariaDB/MySQL databases.
 #![allow(dead_code)]
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use history::{History, Status};
+use mysql_async::prelude::Queryable;
 use tokio_postgres::config::Host;
 use tokio_postgres::{Config, NoTls};
 
@@ -16,6 +17,91 @@ pub fn harness(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run the harness binary")
+}
+
+/// `--db DB --url URL --workload WORKLOAD`: what a run runs, and where.
+pub fn target<'a>(db: &'a str, url: &'a str, workload: &'a str) -> Vec<&'a str> {
+    vec!["--db", db, "--url", url, "--workload", workload]
+}
+
+/// `harness run` of `workload` on `db` at `url`, with `args`; the caller
+/// says what becomes of its output, and starts it.
+pub fn run_command(db: &str, url: &str, workload: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_harness"));
+    c.arg("run").args(target(db, url, workload)).args(args);
+    c
+}
+
+/// [`run_command`] with `--out` a new temporary folder, started, its
+/// stdout and stderr piped (for `wait_with_output`); returns the child and
+/// the folder.
+pub fn spawn_run(db: &str, url: &str, workload: &str, args: &[&str]) -> (Child, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let child = run_command(db, url, workload, args)
+        .arg("--out")
+        .arg(out.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the harness");
+    (child, out)
+}
+
+/// The history of a run that was disturbed (exit code 0 or 3: not an
+/// anomaly), read from its run folder under `out`; asserts it is complete.
+pub fn complete_history(o: &Output, out: &Path) -> History {
+    let code = o.status.code().unwrap();
+    assert!(
+        code == 0 || code == 3,
+        "exit {code}: {}{}",
+        stdout(o),
+        stderr(o)
+    );
+    let run = run_dir(out);
+    let h = history::read_jsonl_file(&run.join("history.jsonl")).unwrap();
+    assert!(h.end.is_some(), "the history is complete");
+    h
+}
+
+/// Runs the mini workload on `db` at `url` with 8 clients, 400
+/// transactions and `args` (few keys among them, for contention); checks
+/// the history, the count and the database the report names; returns the
+/// exit code, the history and the report.
+pub fn contended_run(
+    db: &str,
+    url: &str,
+    tag: &str,
+    args: &[&str],
+) -> (i32, History, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let mut all = vec!["run"];
+    all.extend(target(db, url, "mini"));
+    all.extend(["--clients", "8", "--txns", "400", "--out", &out]);
+    all.extend(["--check-timeout", "60s"]);
+    all.extend_from_slice(args);
+    let o = harness(&all);
+    let code = o.status.code().expect("exit code");
+    assert_ne!(code, 2, "{tag}: {}", stderr(&o));
+    let run = run_dir(dir.path());
+    let h = read_history(&run, 400);
+    let report = read_report(&run);
+    assert_eq!(report["counts"]["total"], 400);
+    assert_eq!(report["run"]["db"], db);
+    (code, h, report)
+}
+
+/// The one warning of the run's report that contains `marker`: settings
+/// an adapter skipped are reported once, however many sessions skip them.
+pub fn the_warning(report: &serde_json::Value, marker: &str) -> String {
+    let warnings = report["run"]["warnings"].as_array().expect("warnings");
+    let found: Vec<&str> = warnings
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains(marker))
+        .collect();
+    assert_eq!(found.len(), 1, "reported once: {warnings:?}");
+    found[0].to_string()
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -91,6 +177,25 @@ pub fn read_report(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("report.json is JSON")
 }
 
+/// A runtime for the plain clients of a test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A plain PostgreSQL client on `url`, with its runtime.
+pub fn pg(url: &str) -> (tokio::runtime::Runtime, tokio_postgres::Client) {
+    let rt = runtime();
+    let c = rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(url, NoTls).await.unwrap();
+        tokio::spawn(conn);
+        c
+    });
+    (rt, c)
+}
+
 /// The server the tests use: `ISOHARNESS_PG_URL`, else the default.
 pub fn admin_url() -> String {
     std::env::var("ISOHARNESS_PG_URL")
@@ -100,10 +205,7 @@ pub fn admin_url() -> String {
 /// Creates (or recreates) `ih_test_<tag>` and returns its URL; panics (the
 /// test fails) when the server is down.
 pub fn scratch_db(tag: &str) -> String {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let admin = admin_url();
     let name = format!("ih_test_{tag}");
     rt.block_on(async {
@@ -141,6 +243,42 @@ pub fn scratch_db(tag: &str) -> String {
     format!("postgres://{auth}@{host}:{port}/{name}")
 }
 
+/// Creates (or recreates) the database `ih_test_<tag>` on the MariaDB/MySQL
+/// server (`ISOHARNESS_MYSQL_URL`, else the default) and returns its URL;
+/// panics (the test fails) when the server is down.
+pub fn mysql_scratch_db(tag: &str) -> String {
+    let admin = std::env::var("ISOHARNESS_MYSQL_URL")
+        .unwrap_or_else(|_| adapters::mysql::DEFAULT_URL.into());
+    let opts = mysql_async::Opts::from_url(&admin).expect("ISOHARNESS_MYSQL_URL must parse");
+    let name = format!("ih_test_{tag}");
+    runtime().block_on(async {
+        let mut c = mysql_async::Conn::new(opts.clone())
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "MySQL/MariaDB is not reachable ({e}); start it (.ci/services) or set \
+                     ISOHARNESS_MYSQL_URL"
+                )
+            });
+        c.query_drop(format!("DROP DATABASE IF EXISTS {name}"))
+            .await
+            .unwrap();
+        c.query_drop(format!("CREATE DATABASE {name}"))
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+    });
+    let auth = match opts.pass() {
+        Some(p) => format!("{}:{p}", opts.user().unwrap_or("root")),
+        None => opts.user().unwrap_or("root").to_string(),
+    };
+    format!(
+        "mysql://{auth}@{}:{}/{name}",
+        opts.ip_or_hostname(),
+        opts.tcp_port()
+    )
+}
+
 /// Starts two `harness run`s of the mini workload on `db` at `url`, the
 /// second 0.15 s after the first, each with its own `--out` folder (so
 /// their run ids may well be equal), plus `args`; waits for both and
@@ -150,38 +288,15 @@ pub fn two_runs_at_once(
     url: &str,
     args: &[&str],
 ) -> Vec<(Output, PathBuf, tempfile::TempDir)> {
+    let mut all = vec!["--keys", "4", "--clients", "4", "--duration", "3s"];
+    all.extend(["--check-timeout", "120s"]);
+    all.extend_from_slice(args);
     let mut children = Vec::new();
     for i in 0..2 {
         if i > 0 {
             std::thread::sleep(std::time::Duration::from_millis(150));
         }
-        let out = tempfile::tempdir().unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args([
-                "run",
-                "--db",
-                db,
-                "--url",
-                url,
-                "--workload",
-                "mini",
-                "--keys",
-                "4",
-                "--clients",
-                "4",
-                "--duration",
-                "3s",
-                "--check-timeout",
-                "120s",
-                "--out",
-            ])
-            .arg(out.path())
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("start the harness");
-        children.push((child, out));
+        children.push(spawn_run(db, url, "mini", &all));
     }
     children
         .into_iter()
@@ -216,3 +331,26 @@ pub fn assert_both_pass(runs: &[(Output, PathBuf, tempfile::TempDir)]) -> Vec<St
     assert_ne!(tables[0], tables[1], "the runs have tables of their own");
     tables
 }
+
+/// Two runs at once of [`two_runs_at_once`] on `db` at `url`, at
+/// serializable checked at `ser`: both pass, each on its own tables.
+pub fn two_serializable_runs_at_once_pass(db: &str, url: &str) {
+    let runs = two_runs_at_once(db, url, &["--isolation", "serializable", "--level", "ser"]);
+    assert_both_pass(&runs);
+}
+
+/// Asserts that the TPC-C consistency conditions 1-4 held at the end of a
+/// run whose report has `end_check` `ec` and whose stdout is `stdout`.
+pub fn assert_tpcc_conditions_hold(ec: &serde_json::Value, stdout: &str, what: &str) {
+    assert_eq!(ec["ok"], true, "{what}: {ec}");
+    assert!(
+        stdout.contains("tpcc-consistency: 4 of 4 conditions hold"),
+        "{stdout}"
+    );
+}
+
+/// Two transactions read the same version and both overwrite it: a lost
+/// update, as JSONL lines.
+pub const LOST_UPDATE: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
+{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
+"#;

@@ -14,19 +14,22 @@
 //!
 //! 1. Write `adapters/src/<db>/tpcc.rs` (a child module of the adapter, so
 //!    it can use the private connection type) with:
-//!    - `SETUP`: a script that drops and creates the eight tables (every
-//!      column BIGINT NOT NULL, the primary keys below, an index on
-//!      `tpcc_orders (o_w_id, o_d_id, o_c_id, o_id)`);
-//!    - `fn sql(stmt: TpccStmt) -> &'static str`: the text of every
-//!      statement, its parameters in the order [`TpccStmt`] documents (the
-//!      order they appear in the text, so `?` placeholders work), its result
-//!      columns in the documented order, all BIGINT (cast aggregates);
+//!    - a `static TEXTS: Texts` of its [`Dialect`]: the tables and the
+//!      statements are written once (`text.rs`) and rendered per dialect
+//!      (placeholder style, integer and cast types, table options); a
+//!      dialect that needs more than that extends [`Dialect`] rather than
+//!      writing the texts again;
+//!    - `fn sql(stmt: TpccStmt) -> &'static str` (`TEXTS.sql(stmt)`): the
+//!      text of every statement, its parameters in the order [`TpccStmt`]
+//!      documents (the order they appear in the text, so `?` placeholders
+//!      work), its result columns in the documented order, all BIGINT;
 //!    - `impl TpccConn for <YourConn>`: bind the `i64` parameters, return
 //!      rows of `i64` ([`TpccConn::query`]) or the affected row count
 //!      ([`TpccConn::execute`]), errors classified like the adapter's others.
 //! 2. In the adapter's `impl Conn`, override [`Conn::tpcc`](crate::exec::Conn::tpcc)
 //!    to return `Some(self)`.
-//! 3. In its `setup`, run `tpcc::SETUP` for `Schema::Tpcc`.
+//! 3. In its `setup`, run `TEXTS.setup()` (or `TEXTS.script()`) for
+//!    `Schema::Tpcc`, with the run's table names like its other tables.
 //! 4. Test the text with [`check_dialect`] (placeholders match
 //!    [`TpccStmt::params`]).
 //!
@@ -56,10 +59,13 @@ use workloads::tpcc::{
     Delivery, DistrictTotals, NewOrder, NewOrderTotals, OrderLineTotals, OrderStatus, OrderTotals,
     Payment, StockLevel, TpccTable, TpccTotals, TpccTxn, WarehouseTotals, STOCK_LEVEL_ORDERS,
 };
-use workloads::{EndCheck, EndReport, Plan, Step, WriteIdBlock};
+use workloads::{EndCheck, EndReport, WriteIdBlock};
 
+use crate::error::timed;
 use crate::error::{AdapterError, DbError, ErrorClass};
-use crate::exec::{timed, Conn};
+
+mod text;
+pub use text::{Dialect, Texts};
 
 /// Every statement the TPC-C programs send. Parameters and result columns
 /// are BIGINT; the documented order is the order of the placeholders in the
@@ -698,23 +704,6 @@ pub async fn totals(c: &mut dyn TpccConn, limit: Duration) -> Result<TpccTotals,
     Ok(t)
 }
 
-/// Refuses, before anything is sent, a plan with TPC-C steps on a
-/// connection without TPC-C statements.
-pub(crate) fn check_supported<C: Conn + ?Sized>(
-    conn: &mut C,
-    plan: &Plan,
-) -> Result<(), AdapterError> {
-    let tpcc = plan.steps.iter().any(|s| matches!(s, Step::Tpcc(_)));
-    if tpcc && conn.tpcc().is_none() {
-        return Err(AdapterError::Unsupported(
-            "this database has no TPC-C statements yet (the tpcc workload runs on \
-             sqlite, postgres and memdb)"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
 /// Runs an end-of-run check on a connection (for
 /// [`Session::end_check`](crate::Session::end_check)).
 pub(crate) async fn end_check(
@@ -806,83 +795,6 @@ pub fn check_dialect(sql: fn(TpccStmt) -> &'static str, style: Placeholders) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::Row;
-    use crate::Isolation;
-    use workloads::tpcc::OrderStatus;
-
-    /// A connection without TPC-C statements that notes whether anything
-    /// was sent.
-    #[derive(Default)]
-    struct NoTpcc {
-        sent: bool,
-    }
-
-    fn nope<T>(c: &mut NoTpcc) -> Result<T, DbError> {
-        c.sent = true;
-        Err(program_error("x", "unused".into()))
-    }
-
-    #[async_trait]
-    impl Conn for NoTpcc {
-        async fn begin(&mut self, _: &Isolation) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn read(&mut self, _: i64) -> Result<Option<Row>, DbError> {
-            nope(self)
-        }
-        async fn insert(&mut self, _: i64, _: i64) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn revive(&mut self, _: i64, _: i64) -> Result<bool, DbError> {
-            nope(self)
-        }
-        async fn upsert(&mut self, _: i64, _: i64, _: bool) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn range(&mut self, _: i64, _: i64) -> Result<Vec<(i64, i64)>, DbError> {
-            nope(self)
-        }
-        async fn append(&mut self, _: i64, _: i64) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn read_list(&mut self, _: i64) -> Result<Vec<i64>, DbError> {
-            nope(self)
-        }
-        async fn commit(&mut self) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn rollback(&mut self) -> Result<(), DbError> {
-            nope(self)
-        }
-        async fn close(&mut self) {}
-    }
-
-    #[tokio::test]
-    async fn a_database_without_tpcc_statements_refuses_before_sending_anything() {
-        let mut c = NoTpcc::default();
-        let plan = Plan {
-            kind: "order-status",
-            steps: vec![Step::Tpcc(Box::new(TpccTxn::OrderStatus(OrderStatus {
-                w: 1,
-                d: 1,
-                c: 1,
-            })))],
-        };
-        let iso = Isolation {
-            name: "serializable",
-            begin: "BEGIN",
-        };
-        let e = crate::exec::execute(&mut c, &plan, &iso, Duration::from_secs(1))
-            .await
-            .unwrap_err();
-        assert!(matches!(e, AdapterError::Unsupported(_)), "{e}");
-        assert!(e.to_string().contains("no TPC-C statements"), "{e}");
-        assert!(!c.sent, "nothing may be sent");
-        let e = end_check(c.tpcc(), EndCheck::TpccConsistency, Duration::from_secs(1))
-            .await
-            .unwrap_err();
-        assert!(e.to_string().contains("no consistency check"), "{e}");
-    }
 
     #[test]
     fn the_catalogue_is_complete() {

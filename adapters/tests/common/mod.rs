@@ -1,6 +1,10 @@
 //! Helpers shared by the adapter tests: a scratch PostgreSQL database per
-//! test, and the register/list semantics every SQL adapter must have.
-#![allow(dead_code)]
+//! test, and the register/list semantics every SQL adapter must have. The
+//! cases the SQL adapters share are in [`cases`], on the [`server`]s.
+#![allow(dead_code, unused_imports, unused_macros)]
+
+pub mod cases;
+pub mod server;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -292,3 +296,20 @@ pub async fn proxy_cutting_commit(upstream: (String, u16)) -> u16 {
     });
     port
 }
+
+/// One `#[tokio::test]` per `case(args);` line, named as the case in
+/// [`cases`] it awaits, or per `test = case(args);` line, named `test`.
+macro_rules! shared_cases {
+    () => {};
+    ($test:ident = $case:ident $(::<$s:ty>)? ($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        #[tokio::test]
+        async fn $test() {
+            $crate::common::cases::$case $(::<$s>)? ($($arg),*).await
+        }
+        shared_cases!($($rest)*);
+    };
+    ($case:ident $(::<$s:ty>)? ($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        shared_cases!($case = $case $(::<$s>)? ($($arg),*); $($rest)*);
+    };
+}
+pub(crate) use shared_cases;

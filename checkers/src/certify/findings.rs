@@ -33,6 +33,8 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             why,
         })
     };
+    // `Ok` when the finding's condition `ok` holds, else `why` it does not.
+    let holds = |ok: bool, why: &str| if ok { Ok(()) } else { fail(why.into()) };
     if !ctx.in_range(t) || o as usize >= h.txns[t as usize].ops.len() {
         return fail("no such op".into());
     }
@@ -43,11 +45,7 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             return fail("not a write".into());
         };
         let earlier = ctx.writers(k, v).iter().any(|&w| w < (t, o));
-        return if earlier {
-            Ok(())
-        } else {
-            fail(format!("no earlier write of {k} = {v}"))
-        };
+        return holds(earlier, &format!("no earlier write of {k} = {v}"));
     }
     if kind.is_cyclic() {
         return fail("a cyclic anomaly needs a Cycle refutation".into());
@@ -105,25 +103,24 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             fail("no value read has only failed writers".into())
         }
         AnomalyKind::IntermediateRead => {
-            if let Op::RangeRead { rows, .. } = op {
-                // A row whose only writer (another transaction) wrote the
-                // key again later: a version it never installed.
-                let cut = rows.iter().any(|(key, v)| {
-                    let [(w, wo)] = ctx.writers(key, *v) else {
-                        return false;
-                    };
-                    let wops = &h.txns[*w as usize].ops;
-                    *w != t
-                        && !matches!(wops[*wo as usize], Op::Append { .. })
-                        && wops[*wo as usize + 1..].iter().any(|p| {
-                            matches!(p, Op::Write { key: k, .. } | Op::Insert { key: k, .. } | Op::Delete { key: k, .. } if k == key)
-                        })
-                });
-                return if cut {
-                    Ok(())
-                } else {
-                    fail("no row shows a value its writer overwrote".into())
+            // A value whose only writer (another transaction) wrote the key
+            // again later: a version it never installed.
+            let intermediate = |key: &Key, v: Value| {
+                let [(w, wo)] = ctx.writers(key, v) else {
+                    return false;
                 };
+                let wops = &h.txns[*w as usize].ops;
+                *w != t
+                    && !matches!(wops[*wo as usize], Op::Append { .. })
+                    && wops[*wo as usize + 1..].iter().any(|p| {
+                        matches!(p, Op::Write { key: k, .. } | Op::Insert { key: k, .. } | Op::Delete { key: k, .. } if k == key)
+                    })
+            };
+            if let Some(range) = Range::of(op) {
+                return holds(
+                    range.any_row(intermediate),
+                    "no row shows a value its writer overwrote",
+                );
             }
             if let Op::ReadList {
                 key,
@@ -145,11 +142,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                             .iter()
                             .any(|p| matches!(p, Op::Append { key: k, .. } if k == key))
                 });
-                return if cut {
-                    Ok(())
-                } else {
-                    fail("no writer's run of elements stops before its last append".into())
-                };
+                return holds(
+                    cut,
+                    "no writer's run of elements stops before its last append",
+                );
             }
             let Op::Read {
                 key,
@@ -158,15 +154,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             else {
                 return fail("not a register read of a value".into());
             };
-            let [(w, wo)] = ctx.writers(key, *v) else {
+            let [(w, _)] = ctx.writers(key, *v) else {
                 return fail("the value has no unique writer".into());
             };
-            let wops = &h.txns[*w as usize].ops;
-            let register = !matches!(wops[*wo as usize], Op::Append { .. });
-            let overwritten = wops[*wo as usize + 1..].iter().any(|p| {
-                matches!(p, Op::Write { key: k, .. } | Op::Insert { key: k, .. } | Op::Delete { key: k, .. } if k == key)
-            });
-            if *w != t && register && overwritten {
+            if intermediate(key, *v) {
                 return Ok(());
             }
             fail(format!(
@@ -174,34 +165,29 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             ))
         }
         AnomalyKind::FutureRead => {
-            if let Op::RangeRead { rows, .. } = op {
-                let later = rows
-                    .iter()
-                    .any(|(k, v)| matches!(ctx.writers(k, *v), [(w, wo)] if *w == t && *wo > o));
-                return if later {
-                    Ok(())
-                } else {
-                    fail("no row's value is written only later by the same transaction".into())
-                };
+            // A value only this transaction writes, later.
+            let later = |key: &Key, v: Value| matches!(ctx.writers(key, v), [(w, wo)] if *w == t && *wo > o);
+            if let Some(range) = Range::of(op) {
+                return holds(
+                    range.any_row(later),
+                    "no row's value is written only later by the same transaction",
+                );
             }
             if let Op::ReadList {
                 key,
                 values: Some(vs),
             } = op
             {
-                let later = vs
-                    .iter()
-                    .any(|v| matches!(ctx.writers(key, *v), [(w, wo)] if *w == t && *wo > o));
+                let future = vs.iter().any(|v| later(key, *v));
                 // Or its own element shows up in what it read of others.
                 let own_in_snapshot = ctx.external_list(t, o, key).is_some_and(|e| {
                     e.iter()
                         .any(|v| matches!(ctx.writers(key, *v), [(w, _)] if *w == t))
                 });
-                return if later || own_in_snapshot {
-                    Ok(())
-                } else {
-                    fail("no element is appended only later by the same transaction".into())
-                };
+                return holds(
+                    future || own_in_snapshot,
+                    "no element is appended only later by the same transaction",
+                );
             }
             let Op::Read {
                 key,
@@ -210,13 +196,23 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             else {
                 return fail("not a register read of a value".into());
             };
-            match ctx.writers(key, *v) {
-                [(w, wo)] if *w == t && *wo > o => Ok(()),
-                _ => fail("the value is not written only later by the same transaction".into()),
+            if later(key, *v) {
+                return Ok(());
             }
+            fail("the value is not written only later by the same transaction".into())
         }
         AnomalyKind::NotMyOwnWrite | AnomalyKind::NotMyLastWrite => {
-            if let Op::RangeRead { lo, hi, rows } = op {
+            // Having written `mine` to a key before, a read of it shows
+            // `shown`, not the last of them: one of them (not-my-last-write)
+            // or none (not-my-own-write).
+            let of_kind = |mine: &[Value], shown: Option<Value>| {
+                let is_own = shown.is_some_and(|v| mine.contains(&v));
+                matches!(
+                    (kind, is_own),
+                    (AnomalyKind::NotMyOwnWrite, false) | (AnomalyKind::NotMyLastWrite, true)
+                )
+            };
+            if let Some(range) = Range::of(op) {
                 // A key it wrote before, listed (its row) or in range (read
                 // as absent when not listed), that does not show its own
                 // last write: a value it wrote earlier (not-my-last-write)
@@ -227,27 +223,16 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                     else {
                         return false;
                     };
-                    let row = rows.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
-                    if row.is_none() && !(lo <= key && key <= hi) {
+                    let Some(shown) = range.shows(key) else {
                         return false; // not read
-                    }
+                    };
                     let mine = own_before(key);
-                    if row == mine.last().copied() {
-                        return false;
-                    }
-                    let is_own = row.is_some_and(|v| mine.contains(&v));
-                    matches!(
-                        (kind, is_own),
-                        (AnomalyKind::NotMyOwnWrite, false) | (AnomalyKind::NotMyLastWrite, true)
-                    )
+                    shown != mine.last().copied() && of_kind(&mine, shown)
                 });
-                return if wrong {
-                    Ok(())
-                } else {
-                    fail(format!(
-                        "T{t}'s range read shows its own last write of each key it wrote"
-                    ))
-                };
+                return holds(
+                    wrong,
+                    &format!("T{t}'s range read shows its own last write of each key it wrote"),
+                );
             }
             if let Op::ReadList {
                 key,
@@ -258,11 +243,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                 let appended = txn.ops[..o as usize]
                     .iter()
                     .any(|p| matches!(p, Op::Append { key: k, .. } if k == key));
-                return if appended && ctx.external_list(t, o, key).is_none() {
-                    Ok(())
-                } else {
-                    fail(format!("T{t}'s read of {key} ends with its own appends"))
-                };
+                return holds(
+                    appended && ctx.external_list(t, o, key).is_none(),
+                    &format!("T{t}'s read of {key} ends with its own appends"),
+                );
             }
             let Op::Read { key, value } = op else {
                 return fail("not a register read".into());
@@ -274,11 +258,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             if *value == Some(last) {
                 return fail("the read returns its own last write".into());
             }
-            let is_own = value.is_some_and(|v| mine.contains(&v));
-            match (kind, is_own) {
-                (AnomalyKind::NotMyOwnWrite, false) | (AnomalyKind::NotMyLastWrite, true) => Ok(()),
-                _ => fail("the read's value does not match the kind".into()),
+            if of_kind(&mine, *value) {
+                return Ok(());
             }
+            fail("the read's value does not match the kind".into())
         }
         AnomalyKind::NonRepeatableRead => {
             if level == Level::Rc {
@@ -287,11 +270,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                     why: "rc allows non-repeatable reads".into(),
                 });
             }
-            if let Op::RangeRead { lo, hi, rows } = op {
+            if let Some(range) = Range::of(op) {
                 // A key this range read saw (a listed row, or absent when
                 // not listed) that an earlier read of the transaction saw
                 // otherwise, with no write of its own between.
-                let now = |k: &Key| rows.iter().find(|(rk, _)| rk == k).map(|(_, v)| *v);
                 let before = &txn.ops[..o as usize];
                 let changed = before.iter().enumerate().any(|(i, p)| {
                     let wrote = |k: &Key| {
@@ -301,31 +283,19 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                     };
                     match p {
                         Op::Read { key, value } => {
-                            key >= lo && key <= hi && !wrote(key) && now(key) != *value
+                            range.covers(key) && !wrote(key) && range.row(key) != *value
                         }
-                        Op::RangeRead {
-                            lo: l2,
-                            hi: h2,
-                            rows: r2,
-                        } => {
-                            r2.iter()
-                                .any(|(k, v)| k >= lo && k <= hi && !wrote(k) && now(k) != Some(*v))
-                                || rows.iter().any(|(k, v)| {
-                                    k >= l2
-                                        && k <= h2
-                                        && !wrote(k)
-                                        && r2.iter().find(|(rk, _)| rk == k).map(|(_, x)| *x)
-                                            != Some(*v)
-                                })
+                        Op::RangeRead { .. } => {
+                            let earlier = Range::of(p).expect("a range read");
+                            let differs = |a: &Range, b: &Range| {
+                                a.any_row(|k, v| b.covers(k) && !wrote(k) && b.row(k) != Some(v))
+                            };
+                            differs(&earlier, &range) || differs(&range, &earlier)
                         }
                         _ => false,
                     }
                 });
-                return if changed {
-                    Ok(())
-                } else {
-                    fail("no key of the range was seen otherwise earlier".into())
-                };
+                return holds(changed, "no key of the range was seen otherwise earlier");
             }
             if let Op::ReadList {
                 key,
@@ -342,13 +312,10 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
                                 .external_list(t, p, key)
                                 .is_some_and(|e| Some(&e) != mine.as_ref())
                     });
-                return if other {
-                    Ok(())
-                } else {
-                    fail(format!(
-                        "no earlier read of list {key} showed another version"
-                    ))
-                };
+                return holds(
+                    other,
+                    &format!("no earlier read of list {key} showed another version"),
+                );
             }
             let Op::Read { key, value } = op else {
                 return fail("not a register read".into());
@@ -361,10 +328,9 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             }
             let other = txn.ops[..o as usize].iter().any(|p| match p {
                 Op::Read { key: k, value: v } => k == key && v != value,
-                Op::RangeRead { lo, hi, rows } => {
-                    key >= lo
-                        && key <= hi
-                        && rows.iter().find(|(k, _)| k == key).map(|(_, v)| *v) != *value
+                Op::RangeRead { .. } => {
+                    let earlier = Range::of(p).expect("a range read");
+                    earlier.covers(key) && earlier.row(key) != *value
                 }
                 _ => false,
             });
@@ -464,5 +430,44 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             fail("no element repeats".into())
         }
         _ => fail("not a non-cyclic anomaly".into()),
+    }
+}
+
+/// A range read as the points it reads: each row it lists is a read of its
+/// key, and each other key in `lo..=hi` a read of it as absent.
+struct Range<'a> {
+    lo: &'a Key,
+    hi: &'a Key,
+    rows: &'a [(Key, Value)],
+}
+
+impl<'a> Range<'a> {
+    fn of(op: &'a Op) -> Option<Range<'a>> {
+        match op {
+            Op::RangeRead { lo, hi, rows } => Some(Range { lo, hi, rows }),
+            _ => None,
+        }
+    }
+
+    /// `k` is in `lo..=hi`.
+    fn covers(&self, k: &Key) -> bool {
+        self.lo <= k && k <= self.hi
+    }
+
+    /// The value of the row listed for `k` (the first, if several).
+    fn row(&self, k: &Key) -> Option<Value> {
+        self.rows.iter().find(|(rk, _)| rk == k).map(|(_, v)| *v)
+    }
+
+    /// What it read of `k`: its row's value, `Some(None)` when `k` is in
+    /// range but not listed (absent), `None` when it does not read `k`.
+    fn shows(&self, k: &Key) -> Option<Option<Value>> {
+        let row = self.row(k);
+        (row.is_some() || self.covers(k)).then_some(row)
+    }
+
+    /// Some row (a read of a value) satisfies `f`.
+    fn any_row(&self, mut f: impl FnMut(&Key, Value) -> bool) -> bool {
+        self.rows.iter().any(|(k, v)| f(k, *v))
     }
 }

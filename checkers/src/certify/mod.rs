@@ -133,6 +133,20 @@ pub fn verify_prepared(
     }
 }
 
+/// Checks a weak level's commit order. rc on a plain register history:
+/// the linear check ([`plain_rc`]); when it does not hold, the general
+/// check names the violation.
+fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
+    if level == Level::Rc && plain_rc::applies(h) {
+        if let Some(p) = plain_rc::prepare(h) {
+            if plain_rc::holds(h, &p, co) {
+                return Ok(());
+            }
+        }
+    }
+    verify_commit_order_general(h, level, co)
+}
+
 /// Whether one refutation holds at `level` (database timestamps not
 /// trusted): the check a search makes before it believes its own proof.
 pub fn refutes(h: &History, level: Level, r: Refutation) -> bool {

@@ -245,6 +245,7 @@ mod tests {
     use rand::seq::SliceRandom;
     use rand::{RngExt, SeedableRng};
 
+    use super::super::commit_order::verify_commit_order_general;
     use super::*;
     use crate::index::Index;
     use checkers_testkit::{random_history, GenConfig};
@@ -287,7 +288,7 @@ mod tests {
                     _ => co.shuffle(&mut rng),
                 }
                 let fast = prepare(&h).is_some_and(|p| holds(&h, &p, &co));
-                let general = super::super::verify_commit_order_general(&h, Level::Rc, &co);
+                let general = verify_commit_order_general(&h, Level::Rc, &co);
                 assert_eq!(fast, general.is_ok(), "{h:?}\nco {co:?}: {general:?}");
                 if fast {
                     accepted += 1;

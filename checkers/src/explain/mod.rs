@@ -72,23 +72,24 @@ fn show(ix: &Index, v: Option<Value>) -> String {
 pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
     let (from, to, l) = (e.from, e.to, e.label);
     let h = ix.history;
+    // The two ends as shown.
+    let (f, t) = (tn(ix, from), tn(ix, to));
+    // How a read of the key is told: a range read's or a plain one.
+    let how = if l.predicate {
+        "'s range read saw"
+    } else {
+        " read"
+    };
     let (kind, k, reason) = match l.dep {
         Dep::Wr => {
             let v = read_value(ix, to, l.key, from).flatten();
-            let how = if l.predicate {
-                "'s range read saw"
-            } else {
-                " read"
-            };
             (
                 EdgeKind::Wr,
                 Some(l.key),
                 format!(
-                    "{}{how} {}={}, written by {}",
-                    tn(ix, to),
+                    "{t}{how} {}={}, written by {f}",
                     key(ix, l.key),
-                    show(ix, v),
-                    tn(ix, from)
+                    show(ix, v)
                 ),
             )
         }
@@ -99,28 +100,16 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
                 show(ix, installed(ix, to, l.key)),
             );
             let reason = match l.why {
-                Why::Rmw => format!(
-                    "{} read {kk}={a} written by {} and then wrote {kk}={b}",
-                    tn(ix, to),
-                    tn(ix, from)
-                ),
+                Why::Rmw => format!("{t} read {kk}={a} written by {f} and then wrote {kk}={b}"),
                 Why::FirstWriter => format!(
-                    "{} read {kk} as it was initially and then wrote {kk}={a}: at this level its version is the first, so it precedes {}'s ({b}); Adya: {} -rw-> {}",
-                    tn(ix, from),
-                    tn(ix, to),
-                    tn(ix, from),
-                    tn(ix, to)
+                    "{f} read {kk} as it was initially and then wrote {kk}={a}: at this level its version is the first, so it precedes {t}'s ({b}); Adya: {f} -rw-> {t}"
                 ),
-                Why::ListOrder => format!(
-                    "a read of list {kk} shows {}'s append ({a}) before {}'s ({b})",
-                    tn(ix, from),
-                    tn(ix, to)
-                ),
-                Why::DbTs => format!(
-                    "both wrote {kk}, and the database committed {} before {}",
-                    tn(ix, from),
-                    tn(ix, to)
-                ),
+                Why::ListOrder => {
+                    format!("a read of list {kk} shows {f}'s append ({a}) before {t}'s ({b})")
+                }
+                Why::DbTs => {
+                    format!("both wrote {kk}, and the database committed {f} before {t}")
+                }
                 _ => format!(
                     "both wrote {kk}; this version order ({a} before {b}) is the one left once the others are refuted",
                 ),
@@ -131,32 +120,18 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             let kk = key(ix, l.key);
             let v = read_value(ix, from, l.key, l.read_from).flatten();
             let nv = show(ix, installed(ix, to, l.key));
-            let how = if l.predicate {
-                "'s range read saw"
+            let reason = if l.read_from == INIT && l.why != Why::Chosen {
+                format!("{f}{how} {kk} as absent, and {t} wrote the first version of {kk} ({nv})")
             } else {
-                " read"
-            };
-            let reason = if l.why == Why::Chosen {
+                let which = if l.why == Why::Chosen {
+                    "a later"
+                } else {
+                    "the next"
+                };
                 format!(
-                    "{}{how} {kk}={} (written by {}), and {} wrote a later version of {kk} ({nv})",
-                    tn(ix, from),
+                    "{f}{how} {kk}={} (written by {}), and {t} wrote {which} version of {kk} ({nv})",
                     show(ix, v),
-                    tn(ix, l.read_from),
-                    tn(ix, to)
-                )
-            } else if l.read_from == INIT {
-                format!(
-                    "{}{how} {kk} as absent, and {} wrote the first version of {kk} ({nv})",
-                    tn(ix, from),
-                    tn(ix, to)
-                )
-            } else {
-                format!(
-                    "{}{how} {kk}={} (written by {}), and {} wrote the next version of {kk} ({nv})",
-                    tn(ix, from),
-                    show(ix, v),
-                    tn(ix, l.read_from),
-                    tn(ix, to)
+                    tn(ix, l.read_from)
                 )
             };
             (EdgeKind::Rw, Some(l.key), reason)
@@ -165,9 +140,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             EdgeKind::So,
             None,
             format!(
-                "{} comes before {} in session {}",
-                tn(ix, from),
-                tn(ix, to),
+                "{f} comes before {t} in session {}",
                 h.txns[from as usize].session
             ),
         ),
@@ -176,7 +149,6 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             // (which takes the snapshot) or a commit; the label's key says
             // which (bit 0: the source's commit, bit 1: the target's).
             let d = |t: u32| h.txns[t as usize].dbts;
-            let (f, t) = (tn(ix, from), tn(ix, to));
             let event = |x: u32, commit: bool, name: &str| match (d(x), commit) {
                 (Some(ts), false) => format!("{name} took its snapshot at {}", ts.start),
                 (Some(ts), true) => match ts.commit {
@@ -198,11 +170,7 @@ pub fn edge_view(ix: &Index, e: &TxnEdge) -> EdgeView {
             (
                 EdgeKind::Rt,
                 None,
-                format!(
-                    "{} ended (t={end}ns) before {} started (t={start}ns)",
-                    tn(ix, from),
-                    tn(ix, to)
-                ),
+                format!("{f} ended (t={end}ns) before {t} started (t={start}ns)"),
             )
         }
     };
@@ -283,39 +251,25 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
     let kk = key(ix, f.key);
     let read = op_value_of(op, kk);
     let reads = reads_of(ix, t, kk, f.key);
+    // The reader and the value it read, as shown.
+    let (me, rv) = (tn(ix, t), show(ix, read));
+    let other = || tn(ix, f.other.unwrap_or(t));
     let summary = match f.kind {
-        AnomalyKind::ThinAirRead => format!(
-            "{} read {kk}={} which no transaction wrote",
-            tn(ix, t),
-            show(ix, read)
-        ),
-        AnomalyKind::AbortedRead => format!(
-            "{} read {kk}={} written by {}, which aborted",
-            tn(ix, t),
-            show(ix, read),
-            tn(ix, f.other.unwrap_or(t))
-        ),
+        AnomalyKind::ThinAirRead => format!("{me} read {kk}={rv} which no transaction wrote"),
+        AnomalyKind::AbortedRead => {
+            format!("{me} read {kk}={rv} written by {}, which aborted", other())
+        }
         AnomalyKind::IntermediateRead => format!(
-            "{} read {kk}={} written by {}, which later overwrote it in the same transaction",
-            tn(ix, t),
-            show(ix, read),
-            tn(ix, f.other.unwrap_or(t))
+            "{me} read {kk}={rv} written by {}, which later overwrote it in the same transaction",
+            other()
         ),
-        AnomalyKind::FutureRead => format!(
-            "{} read {kk}={}, a value it only writes later",
-            tn(ix, t),
-            show(ix, read)
-        ),
-        AnomalyKind::NotMyOwnWrite => format!(
-            "{} wrote {kk} and then read {kk}={}, not its own write",
-            tn(ix, t),
-            show(ix, read)
-        ),
-        AnomalyKind::NotMyLastWrite => format!(
-            "{} read {kk}={}, its own earlier write, not its last",
-            tn(ix, t),
-            show(ix, read)
-        ),
+        AnomalyKind::FutureRead => format!("{me} read {kk}={rv}, a value it only writes later"),
+        AnomalyKind::NotMyOwnWrite => {
+            format!("{me} wrote {kk} and then read {kk}={rv}, not its own write")
+        }
+        AnomalyKind::NotMyLastWrite => {
+            format!("{me} read {kk}={rv}, its own earlier write, not its last")
+        }
         AnomalyKind::NonRepeatableRead if matches!(op, Op::ReadList { .. }) => {
             // Each list read's part before the transaction's own appends:
             // what it saw of the others' appends.
@@ -343,8 +297,7 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
                 n => format!("{n} times"),
             };
             format!(
-                "{} read list {kk} {times} and saw different versions of the others' appends: {}",
-                tn(ix, t),
+                "{me} read list {kk} {times} and saw different versions of the others' appends: {}",
                 seen.join(", then ")
             )
         }
@@ -361,23 +314,20 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
                 n => format!("{n} times"),
             };
             format!(
-                "{} read {kk} {times} with no write of its own between, and got different values: {}",
-                tn(ix, t),
+                "{me} read {kk} {times} with no write of its own between, and got different values: {}",
                 seen.join(", then ")
             )
         }
         AnomalyKind::DuplicateWrite => format!(
-            "{} and {} both wrote {kk}={}: written values must be unique per key",
-            tn(ix, f.other.unwrap_or(t)),
-            tn(ix, t),
+            "{} and {me} both wrote {kk}={}: written values must be unique per key",
+            other(),
             show(ix, op.written().map(|(_, v)| v))
         ),
         AnomalyKind::IncompatibleOrder => format!(
-            "{}'s read of list {kk} does not agree with another read of {kk}: neither is a prefix of the other, or a transaction's appends are split",
-            tn(ix, t)
+            "{me}'s read of list {kk} does not agree with another read of {kk}: neither is a prefix of the other, or a transaction's appends are split",
         ),
-        AnomalyKind::DuplicateElements => format!("{}'s read of list {kk} holds an element twice", tn(ix, t)),
-        other => format!("{} shows {}", tn(ix, t), other.name()),
+        AnomalyKind::DuplicateElements => format!("{me}'s read of list {kk} holds an element twice"),
+        kind => format!("{me} shows {}", kind.name()),
     };
     // The writers whose versions the reader saw, each with its wr edge and
     // the value, so that the drawing is not one lone transaction.
@@ -412,8 +362,7 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
             kind: EdgeKind::Wr,
             key: Some(kk.clone()),
             reason: format!(
-                "{}'s {}read of {kk} saw {}, written by {} ({status}){later}",
-                tn(ix, t),
+                "{me}'s {}read of {kk} saw {}, written by {} ({status}){later}",
                 nth(i),
                 show(ix, *v),
                 tn(ix, w)
@@ -483,57 +432,54 @@ pub fn divergence_anomaly(ix: &Index, k: u32, base: u32, a: u32, b: u32) -> Anom
     } else {
         show(ix, installed(ix, base, k))
     };
+    let (ta, tb) = (tn(ix, a), tn(ix, b));
+    let edge = |from: u32, to: u32, kind: EdgeKind, reason: String| EdgeView {
+        from: ix.history.txns[from as usize].id,
+        to: ix.history.txns[to as usize].id,
+        kind,
+        key: Some(kk.clone()),
+        reason,
+    };
     let mut txns = Vec::new();
     let mut edges = Vec::new();
     if base != INIT {
         txns.push(txn_view(ix, base));
         for t in [a, b] {
-            edges.push(EdgeView {
-                from: ix.history.txns[base as usize].id,
-                to: ix.history.txns[t as usize].id,
-                kind: EdgeKind::Ww,
-                key: Some(kk.clone()),
-                reason: format!(
+            edges.push(edge(
+                base,
+                t,
+                EdgeKind::Ww,
+                format!(
                     "{} read {kk}={v} written by {} and then wrote {kk}={}",
                     tn(ix, t),
                     tn(ix, base),
                     show(ix, installed(ix, t, k))
                 ),
-            });
+            ));
         }
     }
     txns.push(txn_view(ix, a));
     txns.push(txn_view(ix, b));
-    edges.push(EdgeView {
-        from: ix.history.txns[b as usize].id,
-        to: ix.history.txns[a as usize].id,
-        kind: EdgeKind::Rw,
-        key: Some(kk.clone()),
-        reason: format!(
-            "if {a_} installed the version right after {kk}={v}, then {b_} read {kk}={v}, which {a_} overwrote (and symmetrically the other way)",
-            a_ = tn(ix, a),
-            b_ = tn(ix, b)
+    edges.push(edge(
+        b,
+        a,
+        EdgeKind::Rw,
+        format!(
+            "if {ta} installed the version right after {kk}={v}, then {tb} read {kk}={v}, which {ta} overwrote (and symmetrically the other way)",
         ),
-    });
-    edges.push(EdgeView {
-        from: ix.history.txns[a as usize].id,
-        to: ix.history.txns[b as usize].id,
-        kind: EdgeKind::Ww,
-        key: Some(kk.clone()),
-        reason: format!(
-            "{b_} then overwrote {a_}'s version of {kk} without having read it",
-            a_ = tn(ix, a),
-            b_ = tn(ix, b)
-        ),
-    });
+    ));
+    edges.push(edge(
+        a,
+        b,
+        EdgeKind::Ww,
+        format!("{tb} then overwrote {ta}'s version of {kk} without having read it"),
+    ));
     Anomaly {
         kind: AnomalyKind::GSingle,
         scope: Scope::Item,
         common: Some(CommonName::LostUpdate),
         summary: format!(
-            "{} and {} both read {kk}={v} and both wrote {kk}: one update is lost",
-            tn(ix, a),
-            tn(ix, b)
+            "{ta} and {tb} both read {kk}={v} and both wrote {kk}: one update is lost"
         ),
         txns,
         edges,

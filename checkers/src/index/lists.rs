@@ -264,20 +264,8 @@ fn segments_ok(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history::{History, Key, Txn};
-
-    fn a(k: i64, v: i64) -> Op {
-        Op::Append {
-            key: Key::Int(k),
-            value: v,
-        }
-    }
-    fn rl(k: i64, vs: &[i64]) -> Op {
-        Op::ReadList {
-            key: Key::Int(k),
-            values: Some(vs.to_vec()),
-        }
-    }
+    use checkers_testkit::build::{a, rl};
+    use history::{History, Txn};
     fn ok(id: u64, ops: Vec<Op>) -> Txn {
         Txn::new(id, id, Status::Ok, ops)
     }

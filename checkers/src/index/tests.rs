@@ -1,20 +1,8 @@
 //! The index's own tests: read resolution, non-cyclic anomalies, commits.
 
 use super::*;
+use checkers_testkit::build::{a, r, rl, w};
 use history::Txn;
-
-fn r(k: i64, v: Option<i64>) -> Op {
-    Op::Read {
-        key: Key::Int(k),
-        value: v,
-    }
-}
-fn w(k: i64, v: i64) -> Op {
-    Op::Write {
-        key: Key::Int(k),
-        value: v,
-    }
-}
 
 fn kinds(h: &History) -> Vec<AnomalyKind> {
     Index::new(h).findings.iter().map(|f| f.kind).collect()
@@ -96,19 +84,6 @@ fn observed_info_transactions_commit_and_aborted_readers_do_not_count() {
         ix.findings.is_empty(),
         "a failed txn's thin-air read is not evidence"
     );
-}
-
-fn a(k: i64, v: i64) -> Op {
-    Op::Append {
-        key: Key::Int(k),
-        value: v,
-    }
-}
-fn rl(k: i64, vs: &[i64]) -> Op {
-    Op::ReadList {
-        key: Key::Int(k),
-        values: Some(vs.to_vec()),
-    }
 }
 
 #[test]

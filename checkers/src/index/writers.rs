@@ -357,19 +357,33 @@ mod tests {
 
     use history::{Key, Op, Status, Txn};
 
-    use crate::index::Index;
-
     use super::*;
 
+    /// The writer table of `h` and its duplicate writes, with the key ids
+    /// the index gives written keys (in the order of their first write).
+    fn build(h: &History) -> (Writers, Vec<Finding>, HashMap<Key, u32>) {
+        let mut ids: HashMap<Key, u32> = HashMap::new();
+        let (mut wkeys, mut wvals, mut counts) = (Vec::new(), Vec::new(), [0usize; 2]);
+        for (k, v) in h.txns.iter().flat_map(|t| &t.ops).filter_map(Op::written) {
+            let next = ids.len() as u32;
+            let id = *ids.entry(k.clone()).or_insert(next);
+            counts[(id & 1) as usize] += 1;
+            wkeys.push(id);
+            wvals.push(v);
+        }
+        let (writers, dups) = Writers::build(h, &wkeys, &wvals, counts);
+        (writers, dups, ids)
+    }
+
     /// The table one plain pass over the writes gives.
-    fn reference(h: &History, ix: &Index) -> HashMap<(u32, Value), WriteLoc> {
+    fn reference(h: &History, ids: &HashMap<Key, u32>) -> HashMap<(u32, Value), WriteLoc> {
         let mut m: HashMap<(u32, Value), WriteLoc> = HashMap::new();
         for (t, txn) in h.txns.iter().enumerate() {
             let t = t as u32;
             let mut last: HashMap<u32, Value> = HashMap::new();
             for (o, op) in txn.ops.iter().enumerate() {
                 let Some((k, v)) = op.written() else { continue };
-                let k = ix.key_id(k).unwrap();
+                let k = ids[k];
                 if m.contains_key(&(k, v)) {
                     continue;
                 }
@@ -427,21 +441,20 @@ mod tests {
     }
 
     fn agrees(h: &History) -> bool {
-        let ix = Index::new(h);
-        let want = reference(h, &ix);
+        let (writer, dups, ids) = build(h);
+        let want = reference(h, &ids);
         let writes: usize = h
             .txns
             .iter()
             .map(|t| t.ops.iter().filter(|o| o.written().is_some()).count())
             .sum();
-        let dups = ix
-            .findings
+        let dups = dups
             .iter()
             .filter(|f| f.kind == AnomalyKind::DuplicateWrite);
-        ix.writer.len() == want.len()
+        writer.len() == want.len()
             && dups.count() == writes - want.len()
-            && want.iter().all(|(kv, l)| ix.writer.get(kv) == Some(l))
-            && ix.writer.get(&(0, -12345)).is_none()
+            && want.iter().all(|(kv, l)| writer.get(kv) == Some(l))
+            && writer.get(&(0, -12345)).is_none()
     }
 
     #[test]
@@ -450,7 +463,7 @@ mod tests {
         let h = history(2000, |i, j| {
             (((i % 3) as i64) << 32) | (4 * (i / 3) + j) as i64
         });
-        assert!(matches!(Index::new(&h).writer.repr, Repr::Dense(_)));
+        assert!(matches!(build(&h).0.repr, Repr::Dense(_)));
         assert!(agrees(&h));
     }
 
@@ -458,7 +471,7 @@ mod tests {
     fn values_shared_by_keys_use_the_hash_form() {
         // The same values on different keys: the dense form cannot hold them.
         let h = history(2000, |i, j| (i + j) as i64);
-        assert!(matches!(Index::new(&h).writer.repr, Repr::Hash(_)));
+        assert!(matches!(build(&h).0.repr, Repr::Hash(_)));
         assert!(agrees(&h));
     }
 
@@ -467,10 +480,10 @@ mod tests {
         let h = history(40_000, |i, j| {
             ((i as i64 * 4 + j as i64).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64)) >> 1
         });
-        assert!(matches!(Index::new(&h).writer.repr, Repr::Hash(_)));
+        assert!(matches!(build(&h).0.repr, Repr::Hash(_)));
         assert!(agrees(&h));
         let h = history(40_000, |i, j| (i * 4 + j) as i64 + (1 << 40));
-        assert!(matches!(Index::new(&h).writer.repr, Repr::Dense(_)));
+        assert!(matches!(build(&h).0.repr, Repr::Dense(_)));
         assert!(agrees(&h));
     }
 }

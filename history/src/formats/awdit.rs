@@ -185,7 +185,7 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
 
 /// Reads an AWDIT test history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = util::open(path)?;
     read(f, Some(path))
 }
 

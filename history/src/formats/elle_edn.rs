@@ -34,17 +34,16 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use crate::elements::{for_each_element, EdnForms, FastFn};
+use crate::elements::{EdnForms, FastFn};
 use crate::error::ParseError;
 use crate::formats::edn::{Edn, Reader};
 use crate::formats::elle_fast;
-use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
+use crate::formats::jepsen::{read_elle, JOp, Kind, Micro, ReadVal, NOT_TXN};
 use crate::formats::{ExportError, Format};
 use crate::model::{History, Key, Op, Status, Txn};
 
@@ -291,32 +290,18 @@ pub(crate) fn read_with<R: Read>(
     path: Option<&Path>,
     fast: bool,
 ) -> Result<History, ParseError> {
-    let mut b = Builder::new();
     let fast: Option<FastFn<Option<JOp>>> = fast.then_some(elle_fast::edn_map);
-    for_each_element(
+    read_elle(
         input,
         path,
         EdnForms::with_fast(fast),
-        |line, depth, text, pre| match pre {
-            Some(op) => Ok((op.map(|op| JOp { line, ..op }), Vec::new())),
-            None => Ok((None, ops_of(text, line, depth, path)?)),
-        },
-        |(one, ops)| {
-            if let Some(op) = one {
-                b.push(op);
-            }
-            for op in ops {
-                b.push(op);
-            }
-            Ok(())
-        },
-    )?;
-    b.finish(path)
+        |line, depth, text| Ok((None, ops_of(text, line, depth, path)?)),
+    )
 }
 
 /// Reads an Elle/Jepsen EDN history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = crate::formats::util::open(path)?;
     read(f, Some(path))
 }
 

@@ -16,16 +16,15 @@
 //! transaction histories). Errors name the line the offending operation
 //! starts on.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value as J;
 
-use crate::elements::{for_each_element, json_element, FastFn, JsonArray};
+use crate::elements::{json_element, FastFn, JsonArray};
 use crate::error::ParseError;
 use crate::formats::elle_fast;
-use crate::formats::jepsen::{Builder, JOp, Kind, Micro, ReadVal, NOT_TXN};
+use crate::formats::jepsen::{read_elle, JOp, Kind, Micro, ReadVal, NOT_TXN};
 use crate::formats::util::snippet;
 use crate::model::{History, Key};
 
@@ -209,29 +208,16 @@ pub(crate) fn read_with<R: Read>(
     path: Option<&Path>,
     fast: bool,
 ) -> Result<History, ParseError> {
-    let mut b = Builder::new();
     let fast: Option<FastFn<Option<JOp>>> = fast.then_some(elle_fast::json_object);
-    for_each_element(
-        input,
-        path,
-        JsonArray::with_fast(fast),
-        |line, _, text, pre| match pre {
-            Some(op) => Ok(op.map(|op| JOp { line, ..op })),
-            None => op_of(json_element::<J>(text, line, path)?, line, path),
-        },
-        |op| {
-            if let Some(op) = op {
-                b.push(op);
-            }
-            Ok(())
-        },
-    )?;
-    b.finish(path)
+    read_elle(input, path, JsonArray::with_fast(fast), |line, _, text| {
+        let op = op_of(json_element::<J>(text, line, path)?, line, path)?;
+        Ok((op, Vec::new()))
+    })
 }
 
 /// Reads an Elle JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = crate::formats::util::open(path)?;
     read(f, Some(path))
 }
 

@@ -307,3 +307,35 @@ fn convert(m: Micro, status: Status) -> Option<Op> {
         },
     }
 }
+
+/// Reads the operations of an Elle history, EDN or JSON by `grammar`,
+/// streaming, and pairs them into transactions: an element the grammar's
+/// fast path took arrives parsed; `parse` reads any other (its line, its
+/// depth, its text) into at most one op, or several.
+pub(crate) fn read_elle<R, G, P>(
+    input: R,
+    path: Option<&Path>,
+    grammar: G,
+    parse: P,
+) -> Result<History, ParseError>
+where
+    R: std::io::Read,
+    G: crate::elements::Grammar<Pre = Option<JOp>>,
+    P: Fn(usize, usize, &str) -> Result<(Option<JOp>, Vec<JOp>), ParseError>,
+{
+    let mut b = Builder::new();
+    crate::elements::for_each_element(
+        input,
+        path,
+        grammar,
+        |line, depth, text, pre| match pre {
+            Some(op) => Ok((op.map(|op| JOp { line, ..op }), Vec::new())),
+            None => parse(line, depth, text),
+        },
+        |(one, more)| {
+            one.into_iter().chain(more).for_each(|op| b.push(op));
+            Ok(())
+        },
+    )?;
+    b.finish(path)
+}

@@ -43,6 +43,8 @@ pub mod viper;
 
 mod edn;
 mod elle_fast;
+#[cfg(test)]
+mod elle_fast_agreement;
 mod jepsen;
 pub(crate) mod util;
 
@@ -189,7 +191,7 @@ pub fn detect(path: &Path) -> Result<Format, ParseError> {
     if meta.is_dir() {
         return detect_dir(path);
     }
-    let mut f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let mut f = util::open(path)?;
     let mut buf = Vec::with_capacity(SNIFF_BYTES);
     Read::by_ref(&mut f)
         .take(SNIFF_BYTES as u64)
@@ -297,7 +299,7 @@ pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
 
 /// True when the file holds nothing but whitespace.
 fn is_blank(path: &Path) -> Result<bool, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = util::open(path)?;
     for byte in io::BufReader::new(f).bytes() {
         if !byte
             .map_err(|e| ParseError::io(Some(path), e))?

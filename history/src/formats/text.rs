@@ -324,7 +324,7 @@ fn drop_explicit_init(txns: &mut Vec<Txn>, src_ids: &mut Vec<Option<u64>>) {
 
 /// Reads a text-format history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = crate::formats::util::open(path)?;
     read(f, Some(path))
 }
 
@@ -453,16 +453,10 @@ mod tests {
     use super::*;
 
     fn r(k: i64, v: Option<i64>) -> Op {
-        Op::Read {
-            key: Key::Int(k),
-            value: v,
-        }
+        Op::read(k, v)
     }
     fn w(k: i64, v: i64) -> Op {
-        Op::Write {
-            key: Key::Int(k),
-            value: v,
-        }
+        Op::write(k, v)
     }
 
     #[test]

@@ -30,7 +30,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -257,7 +256,7 @@ fn combiner<'a>(all: impl Iterator<Item = &'a Stamp> + Clone) -> impl Fn(Stamp) 
 
 /// Reads a TimeKiller JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = crate::formats::util::open(path)?;
     read(f, Some(path))
 }
 

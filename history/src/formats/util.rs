@@ -9,6 +9,11 @@ use crate::error::ParseError;
 use crate::model::{Key, Op, Status, Txn};
 
 /// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
+/// Opens a history file, an error naming it when it cannot be.
+pub(crate) fn open(path: &Path) -> Result<std::fs::File, ParseError> {
+    std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))
+}
+
 pub(crate) fn utf8<'a>(bytes: &'a [u8], path: Option<&Path>) -> Result<&'a str, ParseError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();

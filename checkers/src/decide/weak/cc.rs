@@ -3,10 +3,9 @@
 
 use std::collections::VecDeque;
 
-use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{co, Csr, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, NONE};
+use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
@@ -117,28 +116,16 @@ impl Writers {
 /// cc: vector clocks in a topological order of `so ∪ wr`. When `so ∪ wr`
 /// is cyclic no clock exists; the cycle is the anomaly and no co edge is
 /// added. False when the limit is hit first.
-pub(super) fn cc_edges(
-    cx: &Ctx,
-    b: &mut GraphBuilder<WLabel>,
-    inits: &mut Vec<InitViolation>,
-    init_count: &mut usize,
-    limit: Limit,
-) -> bool {
+pub(super) fn cc_edges(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let longest = cx.ix.sessions.iter().map(Vec::len).max().unwrap_or(0);
     if longest < i16::MAX as usize {
-        clocks::<i16>(cx, b, inits, init_count, limit)
+        clocks::<i16>(cx, out, limit)
     } else {
-        clocks::<u32>(cx, b, inits, init_count, limit)
+        clocks::<u32>(cx, out, limit)
     }
 }
 
-fn clocks<T: Tick>(
-    cx: &Ctx,
-    b: &mut GraphBuilder<WLabel>,
-    inits: &mut Vec<InitViolation>,
-    init_count: &mut usize,
-    limit: Limit,
-) -> bool {
+fn clocks<T: Tick>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let ix = cx.ix;
     let n = ix.len();
     let k = ix.sessions.len();
@@ -210,13 +197,7 @@ fn clocks<T: Tick>(
                     continue; // t1 is in t2's causal past already
                 }
                 let t1 = ix.sessions[s as usize][p1 as usize];
-                let label = WLabel {
-                    why: Why::Causal,
-                    key: x,
-                    reader: t3,
-                    op: NONE,
-                };
-                co(b, inits, init_count, t1, t2, label);
+                out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
             }
         }
         for &p in preds.of(t3) {
@@ -250,6 +231,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
+    use crate::graph::GraphBuilder;
     use crate::index::Index;
     use checkers_testkit::{random_history, GenConfig};
 
@@ -258,8 +240,9 @@ mod tests {
     fn edges<T: Tick>(ix: &Index) -> (Vec<(u32, u32, u32, u32)>, usize) {
         let cx = Ctx::new(ix, None);
         let mut b: GraphBuilder<WLabel> = GraphBuilder::new(ix.len());
-        let (mut inits, mut count) = (Vec::new(), 0);
-        clocks::<T>(&cx, &mut b, &mut inits, &mut count, Limit::default());
+        let mut out = Forced::new(&mut b);
+        clocks::<T>(&cx, &mut out, Limit::default());
+        let count = out.init_count;
         let g = b.build();
         let mut out: Vec<_> = (0..g.node_count() as u32)
             .flat_map(|v| {

@@ -133,12 +133,7 @@ pub(super) fn cc_lazy(cx: &Ctx, limit: Limit) -> Lazy {
                 }
                 let latest = row[x as usize];
                 let t2 = r.writer;
-                let label = WLabel {
-                    why: Why::Causal,
-                    key: r.key,
-                    reader: t3,
-                    op: NONE,
-                };
+                let label = WLabel::forced(Why::Causal, r.key, t3);
                 if t2 == INIT {
                     if latest > 0 {
                         init_count += 1;
@@ -260,6 +255,7 @@ mod tests {
 
     use super::*;
     use crate::decide::weak::cc::cc_edges;
+    use crate::decide::weak::Forced;
     use crate::graph::GraphBuilder;
     use crate::index::Index;
     use checkers_testkit::{random_history, GenConfig};
@@ -281,14 +277,9 @@ mod tests {
                 b.edge(p, t, label);
             }
         }
-        let (mut inits, mut count) = (Vec::new(), 0);
-        assert!(cc_edges(
-            cx,
-            &mut b,
-            &mut inits,
-            &mut count,
-            Limit::default()
-        ));
+        let mut out = Forced::new(&mut b);
+        assert!(cc_edges(cx, &mut out, Limit::default()));
+        let count = out.init_count;
         (b.build(), count)
     }
 

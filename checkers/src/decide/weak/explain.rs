@@ -60,34 +60,36 @@ fn justify(cx: &Ctx, t1: u32, t2: u32, l: WLabel) -> Just {
             .find(|e| e.writer == t1 && e.op == l.op && e.at < before)
             .or_else(|| evs.iter().find(|e| e.writer == t1 && e.at < before))
     };
+    // t3 read from t1 directly (`e`): rc's premise when it read before
+    // alpha, else `level`'s.
+    let read_t1 = |level: Level, common: CommonName, how: &str, e: &Ev| Just {
+        level,
+        common,
+        session: false,
+        premise: vec![(t1, t3)],
+        clause: format!(
+            "{how} {}={} from {}",
+            ix.keys[e.key as usize],
+            show(e.value),
+            tn(ix, t1)
+        ),
+    };
     let direct = |level: Level| -> Option<Just> {
         if let Some(e) = from_t1(alpha) {
-            return Some(Just {
-                level: Level::Rc,
-                common: CommonName::NonMonotonicRead,
-                session: false,
-                premise: vec![(t1, t3)],
-                clause: format!(
-                    "after reading {}={} from {}",
-                    ix.keys[e.key as usize],
-                    show(e.value),
-                    tn(ix, t1)
-                ),
-            });
+            return Some(read_t1(
+                Level::Rc,
+                CommonName::NonMonotonicRead,
+                "after reading",
+                e,
+            ));
         }
         let e = evs.iter().find(|e| e.writer == t1)?;
-        Some(Just {
+        Some(read_t1(
             level,
-            common: CommonName::FracturedRead,
-            session: false,
-            premise: vec![(t1, t3)],
-            clause: format!(
-                "and also read {}={} from {}",
-                ix.keys[e.key as usize],
-                show(e.value),
-                tn(ix, t1)
-            ),
-        })
+            CommonName::FracturedRead,
+            "and also read",
+            e,
+        ))
     };
     let session = |level: Level| Just {
         level,

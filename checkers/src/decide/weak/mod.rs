@@ -369,6 +369,16 @@ struct WLabel {
 }
 
 impl WLabel {
+    /// A co edge that `reader`'s reads of `key` force, for reason `why`.
+    fn forced(why: Why, key: u32, reader: u32) -> WLabel {
+        WLabel {
+            why,
+            key,
+            reader,
+            op: NONE,
+        }
+    }
+
     fn is_co(self) -> bool {
         !matches!(self.why, Why::So | Why::Wr)
     }
@@ -753,27 +763,39 @@ impl OwnKeys for Stamped<'_> {
     }
 }
 
-/// Adds a forced co edge `t1 → t2`, or records an initial-version
-/// violation when `t2` is the initial transaction.
-fn co(
-    b: &mut GraphBuilder<WLabel>,
-    inits: &mut Vec<InitViolation>,
-    init_count: &mut usize,
-    t1: u32,
-    t2: u32,
-    label: WLabel,
-) {
-    if t1 == t2 || t1 == INIT || t2 == NONE {
-        return;
-    }
-    if t2 == INIT {
-        *init_count += 1;
-        if inits.len() < MAX_INIT_KEPT {
-            inits.push(InitViolation { t1, label });
+/// Where a level's forced co edges go: the graph being built, and the
+/// reads of an initial version after a writer of the key (the first
+/// [`MAX_INIT_KEPT`] kept, all counted).
+struct Forced<'a> {
+    b: &'a mut GraphBuilder<WLabel>,
+    inits: Vec<InitViolation>,
+    init_count: usize,
+}
+
+impl<'a> Forced<'a> {
+    fn new(b: &'a mut GraphBuilder<WLabel>) -> Forced<'a> {
+        Forced {
+            b,
+            inits: Vec::new(),
+            init_count: 0,
         }
-        return;
     }
-    b.edge(t1, t2, label);
+
+    /// Adds a forced co edge `t1 → t2`, or records an initial-version
+    /// violation when `t2` is the initial transaction.
+    fn co(&mut self, t1: u32, t2: u32, label: WLabel) {
+        if t1 == t2 || t1 == INIT || t2 == NONE {
+            return;
+        }
+        if t2 == INIT {
+            self.init_count += 1;
+            if self.inits.len() < MAX_INIT_KEPT {
+                self.inits.push(InitViolation { t1, label });
+            }
+            return;
+        }
+        self.b.edge(t1, t2, label);
+    }
 }
 
 /// Calls `f` on each key both in `wk` (a writer's sorted keys) and in

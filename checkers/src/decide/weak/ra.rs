@@ -1,20 +1,13 @@
 //! ra: the forced edges of read atomic, from the writers each reader read
 //! from and its session's latest earlier writers (see the [module docs](super)).
 
-use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{co, common_keys, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, NONE};
+use super::{common_keys, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// ra: per reader, the writers it read from and its session's latest
 /// earlier writer of each key it read; false when the limit is hit first.
-pub(super) fn ra_edges(
-    cx: &Ctx,
-    b: &mut GraphBuilder<WLabel>,
-    inits: &mut Vec<InitViolation>,
-    init_count: &mut usize,
-    limit: Limit,
-) -> bool {
+pub(super) fn ra_edges(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let ix = cx.ix;
     let nk = ix.keys.len();
     // Per key read by the current reader: the first two writers read.
@@ -61,20 +54,14 @@ pub(super) fn ra_edges(
             }
             for &t1 in &preds {
                 let wk = cx.wkeys(t1);
-                let mut hit = |x: u32, b: &mut GraphBuilder<WLabel>| {
+                let hit = |x: u32| {
                     for t2 in [w1[x as usize], w2[x as usize]] {
                         if t2 != NONE && t2 != t1 && !cx.so_before(t1, t2) {
-                            let label = WLabel {
-                                why: Why::ReadFrom,
-                                key: x,
-                                reader: t3,
-                                op: NONE,
-                            };
-                            co(b, inits, init_count, t1, t2, label);
+                            out.co(t1, t2, WLabel::forced(Why::ReadFrom, x, t3));
                         }
                     }
                 };
-                common_keys(wk, &keys, &kst, stamp, |x| hit(x, b));
+                common_keys(wk, &keys, &kst, stamp, hit);
             }
             for &x in &keys {
                 let xi = x as usize;
@@ -84,13 +71,7 @@ pub(super) fn ra_edges(
                 let l = lw[xi];
                 for t2 in [w1[xi], w2[xi]] {
                     if t2 != NONE && t2 != l && !cx.so_before(l, t2) {
-                        let label = WLabel {
-                            why: Why::Session,
-                            key: x,
-                            reader: t3,
-                            op: NONE,
-                        };
-                        co(b, inits, init_count, l, t2, label);
+                        out.co(l, t2, WLabel::forced(Why::Session, x, t3));
                     }
                 }
             }

@@ -3,22 +3,13 @@
 
 use history::Op;
 
-use crate::graph::GraphBuilder;
 use crate::index::INIT;
 
-use super::{
-    co, common_keys, Ctx, Ev, InitViolation, Limit, Stamped, WLabel, Why, LIMIT_EVERY, NONE,
-};
+use super::{common_keys, Ctx, Ev, Forced, Limit, Stamped, WLabel, Why, LIMIT_EVERY, NONE};
 
 /// rc: per reader, a backward scan of its read events; false when the
 /// limit is hit first.
-pub(super) fn rc_edges(
-    cx: &Ctx,
-    b: &mut GraphBuilder<WLabel>,
-    inits: &mut Vec<InitViolation>,
-    init_count: &mut usize,
-    limit: Limit,
-) -> bool {
+pub(super) fn rc_edges(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let ix = cx.ix;
     let nk = ix.keys.len();
     let mut own = vec![0u32; nk];
@@ -103,21 +94,21 @@ pub(super) fn rc_edges(
                     // wrote must come from it or from a later writer.
                     let w = e.writer;
                     let wk = cx.wkeys(w);
-                    let mut hit = |x: u32, b: &mut GraphBuilder<WLabel>| {
+                    let hit = |x: u32| {
                         let x_ = x as usize;
                         let target = if first[x_] != w {
                             first[x_]
                         } else {
                             second[x_]
                         };
-                        co(b, inits, init_count, w, target, label(x));
+                        out.co(w, target, label(x));
                     };
-                    common_keys(wk, &touched, &kst, stamp, |x| hit(x, b));
+                    common_keys(wk, &touched, &kst, stamp, hit);
                 }
                 // The next read of the same key, if from someone else.
                 let k = e.key as usize;
                 if e.version && kst[k] == stamp && first[k] != e.writer {
-                    co(b, inits, init_count, e.writer, first[k], label(e.key));
+                    out.co(e.writer, first[k], label(e.key));
                 }
             }
             for e in evs[j..i].iter().filter(|e| e.version) {

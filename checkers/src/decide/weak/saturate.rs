@@ -15,7 +15,9 @@ use crate::report::Anomaly;
 use super::cc_lazy::{self, Lazy};
 use super::explain::{cycle_to_anomaly, init_to_anomaly};
 use super::{cc::cc_edges, ra::ra_edges, rc::rc_edges};
-use super::{Ctx, InitViolation, Limit, WLabel, WeakOutcome, WeakVerdict, Why, MAX_SHOWN, NONE};
+use super::{
+    Ctx, Forced, InitViolation, Limit, WLabel, WeakOutcome, WeakVerdict, Why, MAX_SHOWN, NONE,
+};
 
 struct Saturated {
     graph: Graph<WLabel>,
@@ -211,28 +213,30 @@ fn build(cx: &Ctx, level: Level, limit: Limit, lazy: Lazy) -> Option<Saturated> 
     if cx.lists {
         list_edges(cx, &mut b);
     }
-    let mut inits = Vec::new();
-    let mut init_count = 0;
+    let mut out = Forced::new(&mut b);
     let done = match level {
-        Level::Rc => rc_edges(cx, &mut b, &mut inits, &mut init_count, limit),
-        Level::Ra => ra_edges(cx, &mut b, &mut inits, &mut init_count, limit),
+        Level::Rc => rc_edges(cx, &mut out, limit),
+        Level::Ra => ra_edges(cx, &mut out, limit),
         Level::Cc => match lazy {
             Lazy::Refuted {
                 edges,
-                inits: found,
-                init_count: count,
+                inits,
+                init_count,
             } => {
                 for (t1, t2, label) in edges {
-                    b.edge(t1, t2, label);
+                    out.b.edge(t1, t2, label);
                 }
-                inits = found;
-                init_count = count;
+                out.inits = inits;
+                out.init_count = init_count;
                 true
             }
-            _ => cc_edges(cx, &mut b, &mut inits, &mut init_count, limit),
+            _ => cc_edges(cx, &mut out, limit),
         },
         _ => unreachable!("saturation is for rc, ra and cc"),
     };
+    let Forced {
+        inits, init_count, ..
+    } = out;
     (done && !limit.hit()).then(|| Saturated {
         graph: b.build(),
         inits,
