@@ -35,8 +35,10 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     }
     if args.use_dbts && h.txns.iter().all(|t| t.dbts.is_none()) {
         bail!(
-            "{}: --use-dbts needs the database's timestamps, but no transaction has a `dbts` field",
-            path.display()
+            "{}: --use-dbts needs the database's timestamps, but no transaction has a `dbts` \
+             field{}",
+            path.display(),
+            why_no_dbts(&h)
         );
     }
     let mut opts = CheckOptions {
@@ -148,6 +150,23 @@ pub fn convert(args: ConvertArgs) -> Result<u8> {
         args.to
     );
     Ok(0)
+}
+
+/// Why a history of a database that has timestamps has none: TiDB records
+/// them only where every read happens at start_ts.
+fn why_no_dbts(h: &history::History) -> String {
+    let header = h.header.as_ref();
+    let db = header.and_then(|hd| hd.db.as_deref());
+    let iso = header.and_then(|hd| hd.isolation.as_deref());
+    match (db, iso) {
+        (Some("tidb"), Some(i)) if i != "optimistic" => format!(
+            " (this TiDB run used the isolation `{i}`: in pessimistic mode DML reads at a \
+             per-statement for_update_ts, and at read committed every statement reads at its \
+             own timestamp, so start_ts is not where its reads happened and none were recorded; \
+             only --isolation optimistic records them)"
+        ),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -176,10 +176,18 @@ pub struct RunArgs {
     /// FOR SHARE). postgres, yugabyte, mysql and tidb only.
     #[arg(long, value_name = "LOCK", value_parser = parse_read_lock)]
     pub read_lock: Option<adapters::ReadLock>,
-    /// tidb only: optimistic or pessimistic transactions (default: the
-    /// URL's tidb_txn_mode parameter, else pessimistic).
+    /// tidb only: the transaction mode that plain `--isolation
+    /// repeatable-read` and the levels run in, optimistic or pessimistic
+    /// (default: the URL's tidb_txn_mode parameter; else the SI levels run
+    /// optimistic, rc read committed, repeatable-read pessimistic).
     #[arg(long, value_name = "MODE")]
     pub tidb_txn_mode: Option<String>,
+    /// mysql and tidb only: set a session variable on every connection
+    /// (repeatable), recorded in the history header and the report; e.g.
+    /// tidb_enable_async_commit=OFF, tidb_enable_1pc=OFF,
+    /// tidb_guarantee_linearizability=OFF, tidb_read_staleness=-5.
+    #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
+    pub session_vars: Vec<(String, String)>,
     /// Inject faults while the clients run (repeatable; `;` separates
     /// several): KIND[:KEY=VALUE,...] with KIND proxy-reset,
     /// proxy-partition, proxy-latency, proxy-refuse (through a built-in
@@ -249,6 +257,15 @@ fn parse_read_lock(s: &str) -> Result<adapters::ReadLock, String> {
     adapters::ReadLock::parse(s).ok_or_else(|| {
         format!("unknown read lock {s:?} (expected one of: plain, for-update, share)")
     })
+}
+
+fn parse_session_var(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!("{s:?} is not NAME=VALUE")),
+    }
 }
 
 fn parse_bug(s: &str) -> Result<adapters::memdb::Bug, String> {

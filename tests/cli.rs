@@ -16,11 +16,6 @@ const SERIAL: &str = r#"{"type":"header","version":1}
 {"type":"end","txns":2}
 "#;
 
-/// Two transactions read the same version and both overwrite it.
-const LOST_UPDATE: &str = r#"{"id":0,"session":0,"status":"ok","start":1,"end":4,"ops":[["r",1,null],["w",1,10]]}
-{"id":1,"session":1,"status":"ok","start":2,"end":5,"ops":[["r",1,null],["w",1,11]]}
-"#;
-
 #[test]
 fn check_gives_the_verdict_as_exit_code() {
     let dir = tempfile::tempdir().unwrap();
@@ -76,6 +71,7 @@ fn usage_errors_exit_2() {
         vec!["run", "--clients", "0"],
         vec!["run", "--txns", "5", "--duration", "1s"],
         vec!["run", "--db", "oracle"],
+        vec!["run", "--session-var", "novalue"],
         vec!["frobnicate"],
     ] {
         let o = harness(&args);
@@ -87,10 +83,18 @@ fn usage_errors_exit_2() {
 fn run_refuses_bad_settings_before_starting() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().display().to_string();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--isolation", "read-committed"],
             "sqlite offers only serializable",
+        ),
+        (
+            &["--session-var", "tidb_enable_1pc=OFF"],
+            "--session-var applies to mysql and tidb, not sqlite",
+        ),
+        (
+            &["--db", "mysql", "--session-var", "x;DROP TABLE t=1"],
+            "a variable name is letters, digits and _",
         ),
         (&["--dist", "zipf:x"], "bad key distribution"),
         (&["--workload", "tpcx"], "unknown workload `tpcx`"),
@@ -371,6 +375,29 @@ fn a_history_with_nothing_committed_needs_allow_empty() {
     let o = harness(&["check", &p, "--level", "ser", "--allow-empty"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).starts_with("ser: ok"), "{}", stdout(&o));
+}
+
+/// A TiDB history recorded in pessimistic mode or at read committed has
+/// no timestamps, because its reads did not happen at start_ts: the
+/// refusal says so.
+#[test]
+fn use_dbts_on_a_pessimistic_tidb_history_says_why_there_are_none() {
+    let dir = tempfile::tempdir().unwrap();
+    for iso in ["pessimistic", "read-committed"] {
+        let header = format!(
+            "{{\"type\":\"header\",\"version\":1,\"db\":\"tidb\",\"isolation\":\"{iso}\"}}"
+        );
+        let text = SERIAL.replacen(r#"{"type":"header","version":1}"#, &header, 1);
+        let p = write(dir.path(), &format!("{iso}.jsonl"), &text);
+        let err = usage_error(&["check", &p, "--level", "si", "--use-dbts"]);
+        assert!(err.contains("no transaction has a `dbts` field"), "{err}");
+        assert!(err.contains(&format!("the isolation `{iso}`")), "{err}");
+        assert!(
+            err.contains("only --isolation optimistic records them"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }
 
 #[test]

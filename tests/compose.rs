@@ -185,6 +185,56 @@ fn the_clusters_have_their_nodes() {
     assert_eq!(tags.len(), 1, "{tags:?}");
 }
 
+/// `docker compose --profile tidb up --wait` means ready: every PD, TiKV
+/// and TiDB node has a healthcheck, each waits for the healthy nodes it
+/// needs, and TiKV gets the 82920 open files it refuses to start without.
+#[test]
+fn the_tidb_cluster_is_ready_when_compose_says_so() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docker-compose.yml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let root = &YamlLoader::load_from_str(&text).unwrap()[0];
+    let svcs = root["services"].as_hash().unwrap();
+    let mut seen = 0;
+    for (name, svc) in svcs {
+        let name = name.as_str().unwrap();
+        let kind = name.split('-').next().unwrap();
+        if !["pd", "tikv", "tidb"].contains(&kind) {
+            continue;
+        }
+        seen += 1;
+        let test = svc["healthcheck"]["test"].as_vec();
+        assert!(
+            test.is_some_and(|t| !t.is_empty()),
+            "{name}: no healthcheck"
+        );
+        let needs = match kind {
+            "tikv" => "pd-",
+            "tidb" => "tikv-",
+            _ => continue,
+        };
+        let deps = svc["depends_on"]
+            .as_hash()
+            .unwrap_or_else(|| panic!("{name}"));
+        assert!(!deps.is_empty(), "{name}");
+        for (dep, cond) in deps {
+            assert!(dep.as_str().unwrap().starts_with(needs), "{name}: {dep:?}");
+            assert_eq!(
+                cond["condition"].as_str(),
+                Some("service_healthy"),
+                "{name}"
+            );
+        }
+        if kind == "tikv" {
+            let nofile = &svc["ulimits"]["nofile"];
+            for limit in ["soft", "hard"] {
+                let n = nofile[limit].as_i64().unwrap_or(0);
+                assert!(n >= 82920, "{name}: nofile {limit} {n}");
+            }
+        }
+    }
+    assert_eq!(seen, 8);
+}
+
 /// True when something accepts connections at 127.0.0.1:`port`.
 fn listening(port: u16) -> bool {
     std::net::TcpStream::connect_timeout(

@@ -9,92 +9,37 @@ use common::*;
 use history::Status;
 use mysql_async::prelude::Queryable;
 
-/// Creates (or recreates) the database `ih_test_<tag>` on the server and
-/// returns its URL; panics (the test fails) when the server is down.
-fn mysql_scratch_db(tag: &str) -> String {
-    let admin = std::env::var("ISOHARNESS_MYSQL_URL")
-        .unwrap_or_else(|_| adapters::mysql::DEFAULT_URL.into());
-    let opts = mysql_async::Opts::from_url(&admin).expect("ISOHARNESS_MYSQL_URL must parse");
-    let name = format!("ih_test_{tag}");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut c = mysql_async::Conn::new(opts.clone())
-            .await
-            .unwrap_or_else(|e| {
-                panic!(
-                    "MySQL/MariaDB is not reachable ({e}); start it (.ci/services) or set \
-                     ISOHARNESS_MYSQL_URL"
-                )
-            });
-        c.query_drop(format!("DROP DATABASE IF EXISTS {name}"))
-            .await
-            .unwrap();
-        c.query_drop(format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap();
-        let _ = c.disconnect().await;
-    });
-    let auth = match opts.pass() {
-        Some(p) => format!("{}:{p}", opts.user().unwrap_or("root")),
-        None => opts.user().unwrap_or("root").to_string(),
-    };
-    format!(
-        "mysql://{auth}@{}:{}/{name}",
-        opts.ip_or_hostname(),
-        opts.tcp_port()
-    )
+/// Runs the mini workload with `db` on a scratch database with four keys
+/// and eight clients; returns the exit code, the history and the report.
+fn my_contended_run(
+    tag: &str,
+    db: &str,
+    args: &[&str],
+) -> (i32, history::History, serde_json::Value) {
+    let url = mysql_scratch_db(tag);
+    let mut all = vec!["--keys", "4", "--seed", "11"];
+    all.extend_from_slice(args);
+    contended_run(db, &url, tag, &all)
 }
 
-/// Runs the mini workload with few keys and several clients on a scratch
-/// database; returns the exit code, the history and the report.
-fn contended_run(tag: &str, db: &str, args: &[&str]) -> (i32, history::History, serde_json::Value) {
-    let url = mysql_scratch_db(tag);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().display().to_string();
-    let mut all = vec![
-        "run",
-        "--db",
-        db,
-        "--url",
-        &url,
-        "--workload",
-        "mini",
-        "--keys",
-        "4",
-        "--clients",
-        "8",
-        "--txns",
-        "400",
-        "--seed",
-        "11",
-        "--out",
-        &out,
-        "--check-timeout",
-        "60s",
-    ];
-    all.extend_from_slice(args);
-    let o = harness(&all);
-    let code = o.status.code().expect("exit code");
-    assert_ne!(code, 2, "{tag}: {}", stderr(&o));
-    let run = run_dir(dir.path());
-    let h = read_history(&run, 400);
-    let report = read_report(&run);
-    assert_eq!(report["counts"]["total"], 400);
-    assert_eq!(report["run"]["db"], db);
+/// [`my_contended_run`] with the mysql adapter at `--isolation isolation
+/// --level level` and `more`; asserts the run says it ran at `isolation`.
+fn mysql_at(
+    tag: &str,
+    isolation: &str,
+    level: &str,
+    more: &[&str],
+) -> (i32, history::History, serde_json::Value) {
+    let mut args = vec!["--isolation", isolation, "--level", level];
+    args.extend_from_slice(more);
+    let (code, h, report) = my_contended_run(tag, "mysql", &args);
+    assert_eq!(report["run"]["isolation"], isolation);
     (code, h, report)
 }
 
 #[test]
 fn repeatable_read_is_not_snapshot_isolation_it_loses_updates() {
-    let (code, _, report) = contended_run(
-        "run_my_rr",
-        "mysql",
-        &["--isolation", "repeatable-read", "--level", "si"],
-    );
-    assert_eq!(report["run"]["isolation"], "repeatable-read");
+    let (code, _, report) = mysql_at("run_my_rr", "repeatable-read", "si", &[]);
     assert_eq!(code, 1, "lost updates expected: {}", report["check"]);
     assert_eq!(report["verdict"], "anomalous");
     let anomalies = report["check"]["anomalies"].as_array().unwrap();
@@ -113,12 +58,7 @@ fn repeatable_read_is_not_snapshot_isolation_it_loses_updates() {
 
 #[test]
 fn serializable_passes_ser() {
-    let (code, h, report) = contended_run(
-        "run_my_ser",
-        "mysql",
-        &["--isolation", "serializable", "--level", "ser"],
-    );
-    assert_eq!(report["run"]["isolation"], "serializable");
+    let (code, h, report) = mysql_at("run_my_ser", "serializable", "ser", &[]);
     assert_eq!(
         code, 0,
         "MariaDB's serializable is ser: {}",
@@ -148,42 +88,47 @@ fn serializable_passes_ser() {
 
 #[test]
 fn locking_reads_make_repeatable_read_keep_its_updates() {
-    let (code, _, report) = contended_run(
-        "run_my_rr_for_update",
-        "mysql",
-        &[
-            "--isolation",
-            "repeatable-read",
-            "--read-lock",
-            "for-update",
-            "--level",
-            "si",
-        ],
-    );
+    let for_update = ["--read-lock", "for-update"];
+    let (code, _, report) = mysql_at("run_my_rr_for_update", "repeatable-read", "si", &for_update);
     assert_eq!(code, 0, "{}", report["check"]);
 }
 
 #[test]
 fn the_tidb_adapter_runs_end_to_end_on_mariadb() {
-    let (code, h, report) = contended_run(
+    let (code, h, report) = my_contended_run(
         "run_tidb_on_mariadb",
         "tidb",
-        &["--level", "si", "--read-lock", "for-update"],
+        &[
+            "--level",
+            "si",
+            "--read-lock",
+            "for-update",
+            "--session-var",
+            "innodb_lock_wait_timeout=7",
+        ],
     );
     assert_eq!(code, 0, "{}", report["check"]);
-    assert_eq!(report["run"]["isolation"], "repeatable-read");
-    let warnings = report["run"]["warnings"].as_array().expect("warnings");
-    let skipped: Vec<&str> = warnings
-        .iter()
-        .filter_map(|w| w.as_str())
-        .filter(|w| w.contains("is not TiDB"))
-        .collect();
-    assert_eq!(skipped.len(), 1, "reported once: {warnings:?}");
+    // The SI levels run TiDB's optimistic mode, and the run says so.
+    assert_eq!(report["run"]["isolation"], "optimistic");
+    let header = h.header.as_ref().expect("a header");
+    assert_eq!(header.isolation.as_deref(), Some("optimistic"));
+    // What the server is and the session settings are in the header.
     assert!(
-        skipped[0].contains("tidb_disable_txn_auto_retry"),
-        "{skipped:?}"
+        header
+            .server
+            .as_deref()
+            .is_some_and(|v| v.contains("MariaDB")),
+        "{:?}",
+        header.server
     );
-    assert!(skipped[0].contains("@@tidb_last_txn_info"), "{skipped:?}");
+    assert_eq!(header.settings, ["innodb_lock_wait_timeout=7"]);
+    assert_eq!(report["run"]["settings"][0], "innodb_lock_wait_timeout=7");
+    assert!(report["run"]["server"]
+        .as_str()
+        .is_some_and(|v| v.contains("MariaDB")));
+    let skipped = the_warning(&report, "is not TiDB");
+    assert!(skipped.contains("tidb_disable_txn_auto_retry"), "{skipped}");
+    assert!(skipped.contains("@@tidb_last_txn_info"), "{skipped}");
     assert!(h.txns.iter().all(|t| t.dbts.is_none()));
 }
 
@@ -192,17 +137,8 @@ fn the_tidb_adapter_runs_end_to_end_on_mariadb() {
 #[test]
 fn two_runs_at_once_on_one_database_both_pass() {
     let url = mysql_scratch_db("run_two");
-    let runs = two_runs_at_once(
-        "mysql",
-        &url,
-        &["--isolation", "serializable", "--level", "ser"],
-    );
-    assert_both_pass(&runs);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let left: Vec<String> = rt.block_on(async {
+    two_serializable_runs_at_once_pass("mysql", &url);
+    let left: Vec<String> = runtime().block_on(async {
         let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
             .await
             .unwrap();

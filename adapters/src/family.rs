@@ -242,6 +242,11 @@ pub trait Protocol: Sized + Send + Sync + 'static {
     async fn unlock(conn: &mut Self::Conn, tables: &TableNames);
     /// Closes the connection (best effort).
     async fn close(conn: Self::Conn);
+    /// The query whose one-line answer says what the server is.
+    const VERSION: &'static str;
+    /// The first column of the first row `sql` returns, as text; `None`
+    /// on any error.
+    async fn text(conn: &mut Self::Conn, sql: &str) -> Option<String>;
     /// Runs the session settings of every dialect on a new connection.
     async fn init(
         family: &Family<Self>,
@@ -284,6 +289,8 @@ pub struct Family<P: Protocol> {
     pub(crate) notes: Arc<Notes>,
     /// The run's table names.
     pub(crate) tables: TableNames,
+    /// `--session-var`, set on every new connection by [`Protocol::init`].
+    pub(crate) session_vars: Vec<(String, String)>,
     /// The connection that created the tables and holds the run's lock
     /// until [`Family::teardown`].
     guard: tokio::sync::Mutex<Option<P::Conn>>,
@@ -332,10 +339,27 @@ impl<P: Protocol> Family<P> {
             classify,
             notes: Arc::default(),
             tables: opts.tables.clone(),
+            session_vars: checked_vars(db, &opts.session_vars)?,
             guard: tokio::sync::Mutex::new(None),
             owned: AtomicBool::new(false),
         };
         Ok((family, params))
+    }
+
+    /// What the server says it is: the answer of `sql` on a connection of
+    /// its own to the first endpoint; `None` if anything fails (the run
+    /// then says so where it connects).
+    pub(crate) async fn server_text(&self, sql: &str) -> Option<String> {
+        let mut conn = self.open(&self.endpoints[0]).await.ok()?;
+        let text = P::text(&mut conn, sql).await;
+        P::close(conn).await;
+        text
+    }
+
+    /// The session variables, `name=value` each, for the history header.
+    pub(crate) fn settings(&self) -> Vec<String> {
+        let shown = self.session_vars.iter().map(|(n, v)| format!("{n}={v}"));
+        shown.collect()
     }
 
     /// The endpoints, redacted, comma-separated.
@@ -523,6 +547,32 @@ pub trait Dialect<P: Protocol>: Send + Sync + 'static {
         let _ = (family, ep, conn);
         Ok(P::Extra::default())
     }
+
+    /// What the server says it is, for the history header: by default
+    /// the protocol's version query.
+    async fn server(&self, family: &Family<P>) -> Option<String> {
+        family.server_text(P::VERSION).await
+    }
+}
+
+/// Checks the `--session-var` names: letters, digits and `_`. A name
+/// cannot be a parameter, so nothing else may reach the SQL text (the
+/// value always goes as a parameter).
+fn checked_vars(
+    db: &str,
+    vars: &[(String, String)],
+) -> Result<Vec<(String, String)>, AdapterError> {
+    for (name, _) in vars {
+        let first = name.chars().next();
+        let ok = first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(AdapterError::Config(format!(
+                "{db}: --session-var {name:?}: a variable name is letters, digits and _"
+            )));
+        }
+    }
+    Ok(vars.to_vec())
 }
 
 /// A dialect that adds nothing to its protocol but its isolation levels.
@@ -602,34 +652,30 @@ impl<P: Protocol, D: Dialect<P>> Database for SqlDatabase<P, D> {
     fn warnings(&self) -> Vec<String> {
         self.family.notes.all()
     }
+
+    async fn server(&self) -> Option<String> {
+        self.dialect.server(&self.family).await
+    }
+
+    fn settings(&self) -> Vec<String> {
+        self.family.settings()
+    }
 }
 
+/// Asserts that protocol `P`'s reads take the lock `--read-lock` asks
+/// for: none when plain, FOR UPDATE, and `share` (its share-lock clause).
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mysql::My;
-    use crate::postgres::Pg;
-
-    #[test]
-    fn read_locks_pick_the_statements() {
-        for (reads, share) in [
-            (Pg::READS, " FOR SHARE"),
-            (My::READS, " LOCK IN SHARE MODE"),
-        ] {
-            let plain = Reads::new(ReadLock::Plain, &reads);
-            assert!(
-                plain
-                    .read
-                    .ends_with(" FROM isoharness_registers WHERE k = $1")
-                    || plain.read.ends_with("WHERE k = ?")
-            );
-            assert!(!plain.range.contains(" FOR "), "{plain:?}");
-            let update = Reads::new(ReadLock::ForUpdate, &reads);
-            assert!(
-                update.range.ends_with(" ORDER BY k FOR UPDATE"),
-                "{update:?}"
-            );
-            assert!(Reads::new(ReadLock::Share, &reads).list.ends_with(share));
-        }
-    }
+pub(crate) fn check_read_locks<P: Protocol>(share: &str) {
+    let plain = Reads::new(ReadLock::Plain, &P::READS);
+    assert!(
+        plain.read.ends_with("WHERE k = $1") || plain.read.ends_with("WHERE k = ?"),
+        "{plain:?}"
+    );
+    assert!(!plain.range.contains(" FOR "), "{plain:?}");
+    let update = Reads::new(ReadLock::ForUpdate, &P::READS);
+    assert!(
+        update.range.ends_with(" ORDER BY k FOR UPDATE"),
+        "{update:?}"
+    );
+    assert!(Reads::new(ReadLock::Share, &P::READS).list.ends_with(share));
 }

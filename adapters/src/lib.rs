@@ -116,6 +116,19 @@ pub trait Database: Send + Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// What the server says it is (`VERSION()`, TiDB's `tidb_version()`),
+    /// asked once before a run, for the history header: a finding names
+    /// exactly what was tested. `None` where the adapter does not ask.
+    async fn server(&self) -> Option<String> {
+        None
+    }
+
+    /// The session settings the adapter applies beyond the isolation
+    /// (`--session-var`), as `name=value`, for the history header.
+    fn settings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// One client connection. Its transactions run one after another.
@@ -241,6 +254,9 @@ pub struct OpenOptions {
     /// For `tidb`: `optimistic` or `pessimistic`; `None` is the
     /// `tidb_txn_mode` URL parameter, else pessimistic.
     pub tidb_txn_mode: Option<String>,
+    /// For `mysql` and `tidb`: session variables set on every connection
+    /// (`--session-var NAME=VALUE`), e.g. TiDB's `tidb_enable_async_commit`.
+    pub session_vars: Vec<(String, String)>,
     /// The names of the tables: [`TableNames::fixed`] unless set;
     /// `harness run` gives every run its own ([`TableNames::for_run`]).
     pub tables: TableNames,
@@ -257,6 +273,7 @@ impl OpenOptions {
             seed: 0,
             read_lock: ReadLock::Plain,
             tidb_txn_mode: None,
+            session_vars: Vec::new(),
             tables: TableNames::fixed(),
         }
     }
@@ -275,6 +292,12 @@ pub fn open(kind: DbKind, opts: &OpenOptions) -> Result<Arc<dyn Database>, Adapt
     if opts.tidb_txn_mode.is_some() && kind != DbKind::Tidb {
         return Err(AdapterError::Config(format!(
             "--tidb-txn-mode applies to --db tidb, not {}",
+            kind.name()
+        )));
+    }
+    if !opts.session_vars.is_empty() && !matches!(kind, DbKind::Mysql | DbKind::Tidb) {
+        return Err(AdapterError::Config(format!(
+            "--session-var applies to mysql and tidb, not {}",
             kind.name()
         )));
     }

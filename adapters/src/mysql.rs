@@ -28,6 +28,8 @@ use crate::family::{
 use crate::tables::{Rendered, TableNames};
 use crate::{Isolation, OpenOptions, Session};
 
+mod tpcc;
+
 /// The URL used when `--url` is not given (as in `docker-compose.yml`).
 pub const DEFAULT_URL: &str = "mysql://root@127.0.0.1:3306/test";
 
@@ -62,9 +64,15 @@ pub(crate) mod sql {
     /// Whether the table named ? exists in the current database.
     pub const EXISTS: &str = "SELECT COUNT(*) FROM information_schema.tables \
          WHERE table_schema = DATABASE() AND table_name = ?";
-    pub const SET_RC: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
-    pub const SET_RR: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
-    pub const SET_SER: &str = "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE";
+    /// The isolation is set per session, once, before START TRANSACTION.
+    macro_rules! set_level {
+        ($level:literal) => {
+            concat!("SET SESSION TRANSACTION ISOLATION LEVEL ", $level)
+        };
+    }
+    pub const SET_RC: &str = set_level!("READ COMMITTED");
+    pub const SET_RR: &str = set_level!("REPEATABLE READ");
+    pub const SET_SER: &str = set_level!("SERIALIZABLE");
     pub const START: &str = "START TRANSACTION";
     pub const INSERT: &str = "INSERT INTO isoharness_registers (k, v, tomb) VALUES (?, ?, false)";
     pub const REVIVE: &str =
@@ -194,26 +202,44 @@ pub(crate) fn split_params(url: &str, ours: &[&str]) -> (String, OwnParams) {
     (url, taken)
 }
 
-/// The statement that returns the committed transaction's database
-/// timestamps, and its parser (TiDB's `@@tidb_last_txn_info`).
-pub(crate) type DbtsQuery = (&'static str, fn(&str) -> Option<DbTs>);
+/// What a session on a TiDB server runs beyond MySQL's statements (the
+/// values are in [`crate::tidb`]; a test may give others, to run the path
+/// on MariaDB): how a transaction opens in each mode, and how its
+/// timestamps are read.
+#[derive(Clone, Copy, Debug)]
+pub struct TidbSql {
+    /// Opens an optimistic transaction (`BEGIN OPTIMISTIC`).
+    pub optimistic: &'static str,
+    /// Opens a pessimistic transaction (`BEGIN PESSIMISTIC`).
+    pub pessimistic: &'static str,
+    /// The open transaction's start_ts (`SELECT @@tidb_current_ts`).
+    pub current_ts: &'static str,
+    /// The last committed transaction's timestamps, after COMMIT.
+    pub last_txn_info: &'static str,
+    /// The one isolation (by name) that is optimistic, and whose reads all
+    /// happen at start_ts: only its transactions get timestamps.
+    pub stamped: &'static str,
+    /// Parses what `last_txn_info` returns.
+    pub parse: fn(&str) -> Option<DbTs>,
+}
 
 /// The MySQL protocol through mysql_async.
 pub struct My;
 
 #[async_trait]
 impl Protocol for My {
+    // A named lock (GET_LOCK), like PostgreSQL's advisory lock.
+    const LOCK: &'static str = "lock";
+    const CONNECT_GRACE: Duration = Duration::ZERO;
     type Opts = Opts;
     type Conn = mysql_async::Conn;
     type Classify = Classifier;
-    const LOCK: &'static str = "lock";
     const READS: [Reads; 3] = read_statements!(
         " LOCK IN SHARE MODE",
         "SELECT v, tomb FROM isoharness_registers WHERE k = ?",
         "SELECT k, v FROM isoharness_registers WHERE k BETWEEN ? AND ? ORDER BY k",
         "SELECT v FROM isoharness_lists WHERE k = ?"
     );
-    const CONNECT_GRACE: Duration = Duration::ZERO;
 
     fn parse(url: &str, ours: &[&str]) -> Result<(Opts, Option<String>, OwnParams), String> {
         let (plain, taken) = split_params(url, ours);
@@ -236,14 +262,12 @@ impl Protocol for My {
         true
     }
 
-    fn tables_script(db: &str, schema: &Schema) -> Result<&'static [&'static str], AdapterError> {
-        match schema {
-            Schema::Registers => Ok(&[sql::DROP, sql::CREATE_REGISTERS]),
-            Schema::Lists => Ok(&[sql::DROP, sql::CREATE_LISTS]),
-            Schema::Tpcc => Err(AdapterError::Unsupported(format!(
-                "{db}: the tpcc workload has no MySQL statements yet (see adapters/src/tpcc)"
-            ))),
-        }
+    fn tables_script(_: &str, schema: &Schema) -> Result<&'static [&'static str], AdapterError> {
+        Ok(match schema {
+            Schema::Registers => &[sql::DROP, sql::CREATE_REGISTERS],
+            Schema::Lists => &[sql::DROP, sql::CREATE_LISTS],
+            Schema::Tpcc => tpcc::setup(),
+        })
     }
 
     async fn batch(
@@ -295,6 +319,12 @@ impl Protocol for My {
         let _ = conn.disconnect().await;
     }
 
+    const VERSION: &'static str = sql::VERSION;
+
+    async fn text(conn: &mut mysql_async::Conn, sql: &str) -> Option<String> {
+        conn.query_first::<String, _>(sql).await.ok().flatten()
+    }
+
     async fn init(
         family: &Family<My>,
         ep: &Endpoint<Opts>,
@@ -305,17 +335,27 @@ impl Protocol for My {
                 return Err(family.setup_error(ep, &e));
             }
         }
+        // `--session-var`: the name was checked, the value is a parameter
+        // (an integer as one: MySQL refuses a string for an integer).
+        for (name, value) in &family.session_vars {
+            let stmt = format!("SET SESSION {name} = ?");
+            let r = match value.parse::<i64>() {
+                Ok(n) => conn.exec_drop(&stmt, (n,)).await,
+                Err(_) => conn.exec_drop(&stmt, (value,)).await,
+            };
+            r.map_err(|e| family.setup_error(ep, &e))?;
+        }
         Ok(())
     }
 
-    /// The query that reads the committed transaction's timestamps (TiDB).
-    type Extra = Option<DbtsQuery>;
+    /// TiDB's statements, on a TiDB server.
+    type Extra = Option<TidbSql>;
 
     fn session(
         family: &Family<My>,
         ep: &Endpoint<Opts>,
         conn: mysql_async::Conn,
-        dbts: Option<DbtsQuery>,
+        tidb: Option<TidbSql>,
     ) -> Box<dyn Session> {
         Box::new(SqlSession::new(
             MyConn {
@@ -325,7 +365,8 @@ impl Protocol for My {
                 level_set: None,
                 sql: Rendered::new(family.tables.clone()),
                 classify: family.classify,
-                dbts,
+                tidb,
+                txn: TxnStamps::default(),
             },
             family.statement_timeout,
         ))
@@ -388,7 +429,22 @@ struct MyConn {
     /// The statements' text with the run's table names.
     sql: Rendered,
     classify: Classifier,
-    dbts: Option<DbtsQuery>,
+    /// TiDB's statements, on a TiDB server.
+    tidb: Option<TidbSql>,
+    /// What the open transaction needs for its timestamps.
+    txn: TxnStamps,
+}
+
+/// The open transaction, as far as its TiDB timestamps go.
+#[derive(Clone, Copy, Debug, Default)]
+struct TxnStamps {
+    /// Its reads all happen at start_ts (optimistic mode): it gets
+    /// timestamps.
+    stamped: bool,
+    /// No step writes: it has no commit timestamp.
+    read_only: bool,
+    /// Its start_ts, read just before COMMIT.
+    start_ts: Option<u64>,
 }
 
 impl MyConn {
@@ -420,6 +476,10 @@ impl MyConn {
 #[async_trait]
 impl Conn for MyConn {
     async fn begin(&mut self, iso: &Isolation) -> Result<(), DbError> {
+        self.begin_plan(iso, false).await
+    }
+
+    async fn begin_plan(&mut self, iso: &Isolation, read_only: bool) -> Result<(), DbError> {
         let set = match iso.begin {
             sql::SET_RC => sql::SET_RC,
             sql::SET_RR => sql::SET_RR,
@@ -429,7 +489,17 @@ impl Conn for MyConn {
             self.simple(set).await?;
             self.level_set = Some(set);
         }
-        self.simple(sql::START).await
+        let (start, stamped) = match self.tidb {
+            None => (sql::START, false),
+            Some(t) if iso.name == t.stamped => (t.optimistic, true),
+            Some(t) => (t.pessimistic, false),
+        };
+        self.txn = TxnStamps {
+            stamped,
+            read_only,
+            start_ts: None,
+        };
+        self.simple(start).await
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
@@ -478,11 +548,20 @@ impl Conn for MyConn {
     }
 
     async fn commit(&mut self) -> Result<(), DbError> {
+        if let (Some(t), true) = (self.tidb, self.txn.stamped) {
+            // Inside the transaction: its start_ts, fixed since BEGIN.
+            let r = self.conn()?.query_first::<u64, _>(t.current_ts).await;
+            self.txn.start_ts = r.map_err(|e| self.err(&e))?.filter(|&ts| ts > 0);
+        }
         self.simple(sql::COMMIT).await
     }
 
     async fn rollback(&mut self) -> Result<(), DbError> {
         self.simple(sql::ROLLBACK).await
+    }
+
+    fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
+        Some(self)
     }
 
     async fn close(&mut self) {
@@ -492,14 +571,24 @@ impl Conn for MyConn {
     }
 
     async fn committed_dbts(&mut self) -> Option<DbTs> {
-        let (stmt, parse) = self.dbts?;
+        let t = self.tidb?;
+        let start = self.txn.start_ts.take()?;
+        if self.txn.read_only {
+            return Some(DbTs {
+                start,
+                commit: None,
+            });
+        }
         let text = self
             .conn()
             .ok()?
-            .query_first::<String, _>(stmt)
+            .query_first::<String, _>(t.last_txn_info)
             .await
             .ok()??;
-        parse(&text)
+        // Only the info of this very transaction: an older TiDB leaves an
+        // earlier one's there after some transactions.
+        let info = (t.parse)(&text)?;
+        (info.start == start && info.commit.is_some()).then_some(info)
     }
 }
 
@@ -507,6 +596,11 @@ impl Conn for MyConn {
 mod tests {
     use super::*;
     use crate::Database;
+
+    #[test]
+    fn read_locks_pick_the_statements() {
+        crate::family::check_read_locks::<My>(" LOCK IN SHARE MODE");
+    }
 
     #[test]
     fn levels_map_to_the_setting_that_claims_them() {
@@ -587,41 +681,6 @@ mod tests {
         assert_eq!(e.class.status(crate::Phase::Commit), history::Status::Info);
         let closed = mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed);
         assert_eq!(classify(&closed, None).class, ErrorClass::ConnectionLost);
-    }
-
-    /// The path of TiDB's timestamps, on the MariaDB/MySQL server of the
-    /// other tests (`ISOHARNESS_MYSQL_URL`): a statement that answers like
-    /// `@@tidb_last_txn_info` after COMMIT gives the outcome its `dbts`.
-    #[tokio::test]
-    async fn timestamps_read_after_commit_reach_the_outcome() {
-        let url = std::env::var("ISOHARNESS_MYSQL_URL").unwrap_or_else(|_| DEFAULT_URL.into());
-        let opts = OpenOptions::new(vec![url], Default::default());
-        let classify: Classifier = |code, _| classify_code(code);
-        let (family, _) =
-            Family::<My>::new("tidb", HINT, DEFAULT_URL, classify, &opts, &[]).unwrap();
-        let (conn, ep) = family
-            .connect(0)
-            .await
-            .expect("MariaDB/MySQL must run (.ci/services) or ISOHARNESS_MYSQL_URL name one");
-        let dbts: DbtsQuery = (
-            r#"SELECT '{"txn_scope":"global","start_ts":41,"commit_ts":42}'"#,
-            crate::tidb::parse_last_txn_info,
-        );
-        let mut s = family.session(ep, conn, Some(dbts));
-        let plan = workloads::Plan {
-            kind: "t",
-            steps: vec![],
-        };
-        let o = s.run(&plan, &READ_COMMITTED).await.unwrap();
-        assert_eq!(o.status, history::Status::Ok, "{:?}", o.error);
-        assert_eq!(
-            o.dbts,
-            Some(DbTs {
-                start: 41,
-                commit: Some(42)
-            })
-        );
-        s.close().await;
     }
 
     #[test]

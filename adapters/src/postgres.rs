@@ -128,7 +128,7 @@ impl Protocol for Pg {
         Ok(match schema {
             Schema::Registers => &[sql::SETUP_REGISTERS],
             Schema::Lists => &[sql::SETUP_LISTS],
-            Schema::Tpcc => &[tpcc::SETUP],
+            Schema::Tpcc => tpcc::setup(),
         })
     }
 
@@ -168,6 +168,13 @@ impl Protocol for Pg {
 
     async fn close(_: Client) {
         // Dropping the client ends the connection task; nothing to flush.
+    }
+
+    const VERSION: &'static str = sql::VERSION;
+
+    async fn text(client: &mut Client, sql: &str) -> Option<String> {
+        let row = client.query_opt(sql, &[]).await.ok()??;
+        row.try_get::<_, String>(0).ok()
     }
 
     async fn init(
@@ -533,6 +540,11 @@ impl Conn for PgConn {
 mod tests {
     use super::*;
     use crate::Database;
+
+    #[test]
+    fn read_locks_pick_the_statements() {
+        crate::family::check_read_locks::<Pg>(" FOR SHARE");
+    }
 
     #[test]
     fn levels_map_to_the_weakest_setting_that_promises_them() {

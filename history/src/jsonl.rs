@@ -193,6 +193,8 @@ struct RawLine<'a> {
     seed: Option<u64>,
     clients: Option<u64>,
     started: Option<String>,
+    server: Option<String>,
+    settings: Option<Vec<String>>,
     // fault
     target: Option<String>,
     applied: Option<bool>,
@@ -271,6 +273,8 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 seed: raw.seed,
                 clients: raw.clients,
                 started: raw.started,
+                server: raw.server,
+                settings: raw.settings.unwrap_or_default(),
             })
         }
         Some("fault") => Record::Fault(Fault {
@@ -307,7 +311,7 @@ pub struct JsonlReader<R> {
 impl JsonlReader<BufReader<File>> {
     /// Opens a history file.
     pub fn open(path: &Path) -> Result<Self, ParseError> {
-        let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+        let f = crate::formats::util::open(path)?;
         Ok(JsonlReader::new(BufReader::with_capacity(1 << 16, f)).with_path(path))
     }
 }
@@ -576,7 +580,7 @@ pub fn read_jsonl_file_counting(
     path: &Path,
     on_bytes: &dyn Fn(u64),
 ) -> Result<History, ParseError> {
-    let f = File::open(path).map_err(|e| ParseError::io(Some(path), e))?;
+    let f = crate::formats::util::open(path)?;
     let size = f.metadata().ok().map(|m| m.len());
     read_jsonl_counting(f, Some(path), size, on_bytes)
 }

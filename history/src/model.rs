@@ -170,6 +170,39 @@ pub enum Op {
 }
 
 impl Op {
+    /// A read of the integer key `k` that saw `v` (`None`: absent); short
+    /// constructors keep hand-written histories in tests readable.
+    pub fn read(k: i64, v: Option<i64>) -> Op {
+        Op::Read {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    /// A write of `v` to the integer key `k`.
+    pub fn write(k: i64, v: i64) -> Op {
+        Op::Write {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    /// An append of `v` to the list at the integer key `k`.
+    pub fn append(k: i64, v: i64) -> Op {
+        Op::Append {
+            key: Key::Int(k),
+            value: v,
+        }
+    }
+
+    /// A read of the whole list at the integer key `k`.
+    pub fn read_list(k: i64, vs: &[i64]) -> Op {
+        Op::ReadList {
+            key: Key::Int(k),
+            values: Some(vs.to_vec()),
+        }
+    }
+
     /// The key an op touches (`None` for range reads, which touch many).
     pub fn key(&self) -> Option<&Key> {
         match self {
@@ -320,6 +353,14 @@ pub struct Header {
     pub clients: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,
+    /// The server's own account of itself (`VERSION()`, TiDB's
+    /// `tidb_version()`), so a finding names exactly what was tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Session settings beyond the isolation (`--session-var`), as
+    /// `name=value`: they change what a verdict means.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
 }
 
 /// A fault the nemesis injected, with its time window on the same clock as

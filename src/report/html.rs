@@ -156,7 +156,7 @@ fn verdict(s: &mut String, run: &Value, check: &Report) {
 }
 
 /// The fields of `run` shown first, in this order; others follow.
-const RUN_FIELDS: [&str; 21] = [
+const RUN_FIELDS: [&str; 23] = [
     "id",
     "db",
     "url",
@@ -164,6 +164,8 @@ const RUN_FIELDS: [&str; 21] = [
     "variant",
     "level",
     "isolation",
+    "server",
+    "settings",
     "seed",
     "clients",
     "keys",

@@ -59,6 +59,12 @@ struct RunInfo {
     level: String,
     /// The database's own isolation setting used.
     isolation: String,
+    /// What the server said it is (the history header's `server`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
+    /// Session settings beyond the isolation (`--session-var`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    settings: Vec<String>,
     seed: u64,
     clients: u32,
     keys: u64,
@@ -215,6 +221,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         opts.seed = seed;
         opts.read_lock = args.read_lock.unwrap_or_default();
         opts.tidb_txn_mode = args.tidb_txn_mode.clone();
+        opts.session_vars = args.session_vars.clone();
         // The run's own tables: two runs on one database never meet.
         opts.tables = adapters::TableNames::for_run(&run_id);
         if args.bug.is_some() && args.db != crate::cli::DbArg::Memdb {
@@ -256,6 +263,9 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             seed: Some(seed),
             clients: Some(u64::from(args.clients)),
             started: Some(started.clone()),
+            // Asked on a connection of its own, before the clients start.
+            server: rt.block_on(db.server()),
+            settings: db.settings(),
         };
         let location = match &proxies {
             Some(p) => format!("{} (through the proxy to {})", db.location(), p.upstreams()),
@@ -342,6 +352,12 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         variant: cfg.variant.clone(),
         level: args.level.name().into(),
         isolation: iso.name.into(),
+        server: h.header.as_ref().and_then(|hd| hd.server.clone()),
+        settings: h
+            .header
+            .as_ref()
+            .map(|hd| hd.settings.clone())
+            .unwrap_or_default(),
         seed,
         clients: args.clients,
         keys: cfg.keys,
@@ -380,12 +396,11 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     }
     print_summary(
         &report,
+        h.header.as_ref(),
         &st,
         &phase,
         &little,
-        &history_path,
-        &report_path,
-        seed,
+        (&history_path, &report_path, seed),
     );
     if let Some(k) = kept {
         crate::output::print_out(&k);
@@ -444,12 +459,11 @@ fn write_report(
 
 fn print_summary(
     report: &Report,
+    header: Option<&Header>,
     st: &Stats,
     phase: &Phase,
     little: &[String],
-    history: &Path,
-    report_path: &Path,
-    seed: u64,
+    (history, report_path, seed): (&Path, &Path, u64),
 ) {
     use std::fmt::Write as _;
     let o = &st.outcomes;
@@ -475,24 +489,14 @@ fn print_summary(
             kinds.join(", ")
         );
     }
-    let errs: Vec<String> = o
-        .top_errors
-        .iter()
-        .map(|e| format!("{} x{}", e.code, e.count))
-        .collect();
     let _ = writeln!(
         s,
-        "txns: {} ({} committed, {} failed, {} info); abort rate {:.1}%{}",
+        "txns: {} ({} committed, {} failed, {} info); {}",
         o.total,
         o.committed,
         o.failed,
         o.info,
-        o.abort_rate * 100.0,
-        if errs.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", errs.join(", "))
-        }
+        stats::abort_text(o)
     );
     for line in stats::kind_lines(st) {
         let _ = writeln!(s, "  {line}");
@@ -503,6 +507,21 @@ fn print_summary(
             l.p50, l.p95, l.p99, l.max
         )
     });
+    if let Some(hd) = header {
+        // Which setting ran, on what server: TiDB's mode is its isolation.
+        let mut line = format!(
+            "database: {} at {}",
+            hd.db.as_deref().unwrap_or("?"),
+            hd.isolation.as_deref().unwrap_or("?")
+        );
+        if let Some(v) = &hd.server {
+            let _ = write!(line, "; server {v}");
+        }
+        if !hd.settings.is_empty() {
+            let _ = write!(line, "; session {}", hd.settings.join(", "));
+        }
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(
         s,
         "throughput: {:.1} committed txn/s over {:.1} s{lat}",
@@ -677,6 +696,12 @@ async fn clients_phase(
         match t.await {
             Ok(end) => {
                 warnings.extend(end.warning);
+                warnings.extend(end.integrity.into_iter().map(|e| {
+                    format!(
+                        "POSSIBLE DATABASE BUG: the database found its own data inconsistent \
+                         and refused a transaction ({e}); this is not an ordinary abort"
+                    )
+                }));
                 if fatal.is_none() {
                     fatal = end.fatal;
                 }

@@ -98,7 +98,14 @@ pub struct ClientEnd {
     pub warning: Option<String>,
     /// A fatal error that must end the run (a plan the adapter refused).
     pub fatal: Option<String>,
+    /// The first few errors by which the database said its own data was
+    /// inconsistent ([`adapters::ErrorClass::Integrity`]): a possible
+    /// database bug, reported as such, never as an ordinary abort.
+    pub integrity: Vec<String>,
 }
+
+/// How many integrity errors a client keeps word for word.
+const INTEGRITY_KEPT: usize = 3;
 
 /// The first and the longest wait after an unavailable node's refusal.
 const UNAVAILABLE_WAIT_MIN: Duration = Duration::from_millis(20);
@@ -169,6 +176,16 @@ pub async fn client(
             // The recorder is gone (it could not write); stop everyone.
             shared.stop.store(true, Ordering::Relaxed);
             break;
+        }
+        if let Some(e) = outcome
+            .error
+            .as_ref()
+            .filter(|e| e.class == adapters::ErrorClass::Integrity)
+        {
+            if end.integrity.len() < INTEGRITY_KEPT {
+                end.integrity
+                    .push(format!("session {session_id}, {}: {}", plan.kind, e.text()));
+            }
         }
         let unavailable = outcome
             .error
