@@ -597,13 +597,11 @@ mod tests {
     use super::*;
     use crate::Database;
 
-    #[test]
-    fn read_locks_pick_the_statements() {
-        crate::family::check_read_locks::<My>(" LOCK IN SHARE MODE");
-    }
-
+    /// Each level runs the setting that claims it, and the reads take the
+    /// lock `--read-lock` asks for.
     #[test]
     fn levels_map_to_the_setting_that_claims_them() {
+        crate::family::check_read_locks::<My>(" LOCK IN SHARE MODE");
         use Level::*;
         let want = [
             (Rc, "read-committed", sql::SET_RC),

@@ -223,21 +223,20 @@ pub(crate) const TIDB_SQL: TidbSql = TidbSql {
     parse: parse_last_txn_info,
 };
 
+/// The TiDB adapter: the MySQL protocol in TiDB's dialect.
+pub type Tidb = SqlDatabase<My, TidbDialect>;
+
 /// The TiDB dialect: the transaction mode asked for.
 pub struct TidbDialect {
     mode: Option<TxnMode>,
 }
 
-/// The TiDB adapter.
-pub type Tidb = SqlDatabase<My, TidbDialect>;
-
 impl Tidb {
     /// Parses the `--url`s (default [`DEFAULT_URL`]), the transaction
     /// mode and the session variables; connects nowhere yet.
     pub fn new(opts: &OpenOptions) -> Result<Tidb, AdapterError> {
-        let server = ("tidb", HINT, DEFAULT_URL);
         SqlDatabase::open(
-            server,
+            ("tidb", HINT, DEFAULT_URL),
             classify_code as _,
             opts,
             &[MODE_PARAM],
