@@ -24,14 +24,10 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if let Some(t0) = times {
         eprintln!("stage: read at {} ms", t0.elapsed().as_millis());
     }
-    let (committed, failed, info) = h.status_counts();
-    if committed == 0 && !args.allow_empty {
-        bail!(
-            "{}: nothing to check: none of its {} transactions committed ({failed} failed, \
-             {info} info); pass --allow-empty to check it anyway",
-            path.display(),
-            h.txns.len()
-        );
+    if !args.allow_empty {
+        if let Some(why) = nothing_to_check(path, &h, "pass --allow-empty to check it anyway") {
+            bail!("{why}");
+        }
     }
     if args.use_dbts && h.txns.iter().all(|t| t.dbts.is_none()) {
         bail!(
@@ -96,6 +92,25 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     Ok(exit_code(report.verdict))
 }
 
+/// The refusal of a history in which no transaction committed (`None`
+/// when one did): an `ok` of it would be meaningless. `hint` says how to
+/// check it anyway.
+pub fn nothing_to_check(
+    path: &std::path::Path,
+    h: &history::History,
+    hint: &str,
+) -> Option<String> {
+    let (committed, failed, info) = h.status_counts();
+    (committed == 0).then(|| {
+        format!(
+            "{}: nothing to check: none of its {} transactions committed ({failed} failed, \
+             {info} info); {hint}",
+            path.display(),
+            h.txns.len()
+        )
+    })
+}
+
 /// Where `--dot FILE` writes `n` counterexamples, one Graphviz graph per
 /// file (one file of several graphs is not valid input for `dot -Tsvg`):
 /// FILE itself for one; `STEM-1.EXT` … `STEM-n.EXT` beside it for several;
@@ -135,21 +150,158 @@ pub fn write_certificate(
 }
 
 /// Runs `harness convert`: reads any supported format, writes JSONL, Elle
-/// EDN or the `r(k,v,s,t)` text.
+/// EDN or the `r(k,v,s,t)` text. The output is written to a temporary file
+/// beside it and renamed into place, so a conversion that fails leaves no
+/// half-written output (and an existing one as it was).
 pub fn convert(args: ConvertArgs) -> Result<u8> {
-    if !args.input.exists() {
-        bail!("{}: no such file", args.input.display());
+    let (input, output) = (&args.input, &args.output);
+    if !input.exists() {
+        bail!("{}: no such file", input.display());
     }
-    let h = history::formats::read(&args.input, args.from)?;
-    history::formats::write(&h, &args.output, args.to)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    if same_file(input, output) {
+        bail!(
+            "{}: the output is the input ({}): write the conversion to another file",
+            output.display(),
+            input.display()
+        );
+    }
+    if !args.to.can_write() {
+        bail!(
+            "histories cannot be written as {} (writable: jsonl, elle-edn, text)",
+            args.to
+        );
+    }
+    let h = history::formats::read(input, args.from)?;
+    let lost = losses(&h, args.to);
+    if !lost.is_empty() && !args.lossy {
+        bail!(
+            "{}: {} cannot carry {}; pass --lossy to drop them",
+            input.display(),
+            args.to,
+            list(&lost, "or")
+        );
+    }
+    write_atomically(&h, output, args.to)
+        .with_context(|| format!("cannot write {}", output.display()))?;
     eprintln!(
         "{} transactions written to {} ({})",
         h.txns.len(),
-        args.output.display(),
+        output.display(),
         args.to
     );
+    if !lost.is_empty() {
+        eprintln!("dropped (--lossy): {}", list(&lost, "and"));
+    }
     Ok(0)
+}
+
+/// True when `output` names the same file as `input` (the same path in
+/// another spelling, a symlink to it, a hard link).
+fn same_file(input: &std::path::Path, output: &std::path::Path) -> bool {
+    let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) else {
+        // An output that does not exist is no existing input.
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if a.dev() == b.dev() && a.ino() == b.ino() {
+            return true;
+        }
+    }
+    let _ = (a, b);
+    matches!(
+        (input.canonicalize(), output.canonicalize()),
+        (Ok(x), Ok(y)) if x == y
+    )
+}
+
+/// What `format` cannot carry of `h`, as phrases for a message (empty when
+/// it carries all of it): the transactions' `dbts`, `kind` and `node`, and
+/// the fault lines, which only JSONL writes.
+fn losses(h: &history::History, format: history::Format) -> Vec<String> {
+    if format == history::Format::Jsonl {
+        return Vec::new();
+    }
+    let count = |f: fn(&history::Txn) -> bool| h.txns.iter().filter(|t| f(t)).count();
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (count(|t| t.dbts.is_some()), "dbts"),
+        (count(|t| t.kind.is_some()), "kind"),
+        (count(|t| t.node.is_some()), "node"),
+    ] {
+        if n > 0 {
+            let whose = if parts.is_empty() {
+                "the transactions' "
+            } else {
+                ""
+            };
+            parts.push(format!("{whose}{what} ({n} of them)"));
+        }
+    }
+    match h.faults.len() {
+        0 => {}
+        1 => parts.push("the fault line".into()),
+        n => parts.push(format!("the {n} fault lines")),
+    }
+    parts
+}
+
+/// `a`, `a or b`, `a, b or c` (with `and` or `or`).
+fn list(parts: &[String], conj: &str) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} {conj} {last}", rest.join(", ")),
+    }
+}
+
+/// Writes `h` to a temporary file beside `path` and renames it onto
+/// `path` (onto the file a symlink `path` points to): the output appears
+/// whole or not at all.
+fn write_atomically(
+    h: &history::History,
+    path: &std::path::Path,
+    format: history::Format,
+) -> Result<()> {
+    let dest = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    };
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = dest
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    history::formats::write_to(h, tmp.as_file_mut(), format).map_err(|e| match e {
+        history::formats::ExportError::Io { path: None, source } => {
+            anyhow::Error::new(source).context(format!("{}", tmp.path().display()))
+        }
+        other => anyhow::Error::new(other),
+    })?;
+    tmp.as_file().sync_all().ok();
+    // The permissions of the file replaced, else those of a new file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perms = std::fs::metadata(&dest)
+            .map(|m| m.permissions())
+            .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
+        let _ = std::fs::set_permissions(tmp.path(), perms);
+    }
+    tmp.persist(&dest)
+        .map_err(|e| anyhow::Error::new(e.error))
+        .with_context(|| format!("cannot rename the output into place as {}", dest.display()))?;
+    Ok(())
 }
 
 /// Why a history of a database that has timestamps has none: TiDB records

@@ -104,7 +104,7 @@ pub struct RunArgs {
     /// Bring --cluster up first with this many nodes, as `harness cluster
     /// up KIND --nodes N` would (a cluster already up with this shape and
     /// these options is used as it is).
-    #[arg(long, value_name = "N", requires = "cluster", value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::args::MAX_NODES)))]
+    #[arg(long, value_name = "N", requires = "cluster", allow_negative_numbers = true, value_parser = parse_cluster_nodes)]
     pub cluster_nodes: Option<u32>,
     /// A server option of --cluster, repeatable, as `harness cluster up
     /// --server-opt` takes it (`wsrep-sync-wait=1`); brings the cluster up
@@ -137,18 +137,19 @@ pub struct RunArgs {
     /// other databases, unless --duration).
     #[arg(long, conflicts_with = "duration", allow_negative_numbers = true, value_parser = parse_txns)]
     pub txns: Option<u64>,
-    /// Run for this long instead (e.g. 60s, 5m).
+    /// Run for this long instead (e.g. 60s, 5m). `0s` is refused (a run
+    /// of no time records nothing).
     #[arg(long, value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
     /// Number of keys (default: the workload's, e.g. 100 for mini).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_keys)]
     pub keys: Option<u64>,
     /// Key distribution: uniform, zipf[:THETA], hotspot[:FRACTION:PROB],
     /// exponential[:LAMBDA] (default: the workload's).
     #[arg(long)]
     pub dist: Option<String>,
     /// Operations per transaction (blindw, range, append).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_ops)]
     pub ops: Option<usize>,
     /// Share of reads, overriding the workload's mix.
     #[arg(long)]
@@ -204,11 +205,14 @@ pub struct RunArgs {
     pub scenario: Option<PathBuf>,
     /// Abandon a statement (and its connection) that gets no answer for
     /// this long: the transaction is then `fail`, or `info` at COMMIT.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    /// `0s` is refused (it would abandon every statement; there is no "no
+    /// limit" here).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_statement_timeout)]
     pub statement_timeout: Duration,
     /// Give up opening a connection after this long (a client then
-    /// retries with backoff).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    /// retries with backoff). `0s` is refused (no connection could open;
+    /// there is no "no limit" here).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_connect_timeout)]
     pub connect_timeout: Duration,
     /// Leave the run's tables (`isoharness_registers_<run>` etc., named in
     /// report.json) in the database instead of dropping them at the end.
@@ -222,33 +226,105 @@ pub struct RunArgs {
     pub expect: Option<crate::expectation::Expectation>,
 }
 
-/// A whole number in `min..=max`, or a message naming `flag` and the range.
-fn in_range(s: &str, flag: &str, min: u64, max: u64) -> Result<u64, String> {
-    let range = if max == u64::MAX {
-        format!("at least {min}")
+/// A whole number from 1 to `max`, or a one-line message naming `flag`:
+/// that the value must be a positive whole number (for `-1`, `0`, `1.5`,
+/// `many`), or that it is too large (beyond `max`, or beyond what any
+/// count can hold).
+pub(crate) fn positive(s: &str, flag: &str, max: u64) -> Result<u64, String> {
+    let t = s.trim();
+    let upto = if max == u64::MAX {
+        String::new()
     } else {
-        format!("between {min} and {max}")
+        format!(" (1 to {max})")
     };
-    match s.trim().parse::<i128>() {
-        Ok(n) if n >= i128::from(min) && n <= i128::from(max) => Ok(n as u64),
-        Ok(_) => Err(format!("{flag} must be {range}")),
-        Err(_) => Err(format!("{flag} must be a whole number, {range}")),
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{flag} must be a positive whole number{upto}, not {t:?}"
+        ));
+    }
+    match digits.parse::<u64>() {
+        Ok(0) => Err(format!(
+            "{flag} must be a positive whole number{upto}, not 0"
+        )),
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!(
+            "{flag} {t} is too large: the most it can be is {max}"
+        )),
     }
 }
 
 fn parse_txns(s: &str) -> Result<u64, String> {
-    in_range(s, "--txns", 1, u64::MAX)
+    positive(s, "--txns", u64::MAX)
 }
 
 fn parse_clients(s: &str) -> Result<u32, String> {
-    in_range(s, "--clients", 1, 4096).map(|n| n as u32)
+    positive(s, "--clients", 4096).map(|n| n as u32)
+}
+
+fn parse_keys(s: &str) -> Result<u64, String> {
+    positive(s, "--keys", u64::MAX)
+}
+
+fn parse_ops(s: &str) -> Result<usize, String> {
+    positive(s, "--ops", u64::from(u32::MAX)).map(|n| n as usize)
+}
+
+fn parse_cluster_nodes(s: &str) -> Result<u32, String> {
+    positive(
+        s,
+        "--cluster-nodes",
+        u64::from(crate::cluster::args::MAX_NODES),
+    )
+    .map(|n| n as u32)
+}
+
+/// Where `--dot` writes: an existing folder, or a file in one. A path
+/// ending in `/` names a folder, which must exist (writing to it would
+/// otherwise fail with the system's "Is a directory").
+fn parse_dot(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_dir() {
+        return Ok(p);
+    }
+    if s.ends_with('/') || s.ends_with(std::path::MAIN_SEPARATOR) {
+        let folder = s.trim_end_matches(['/', std::path::MAIN_SEPARATOR]);
+        return Err(format!("the folder {folder} does not exist"));
+    }
+    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(format!("the folder {} does not exist", parent.display()));
+        }
+    }
+    Ok(p)
 }
 
 /// A duration of more than zero (`--duration 0s` would record nothing).
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    positive_duration(s, "a run of no time records nothing")
+}
+
+/// `--statement-timeout`: more than zero.
+fn parse_statement_timeout(s: &str) -> Result<Duration, String> {
+    positive_duration(
+        s,
+        "a statement timeout of 0s would abandon every statement; it does not mean no limit",
+    )
+}
+
+/// `--connect-timeout`: more than zero.
+fn parse_connect_timeout(s: &str) -> Result<Duration, String> {
+    positive_duration(
+        s,
+        "a connect timeout of 0s would let no connection open; it does not mean no limit",
+    )
+}
+
+/// A duration of more than zero, or a message saying `why` zero is wrong.
+fn positive_duration(s: &str, why: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
     if d.is_zero() {
-        return Err("must be more than zero (a run of no time records nothing)".into());
+        return Err(format!("must be more than zero ({why})"));
     }
     Ok(d)
 }
@@ -309,7 +385,7 @@ pub struct CheckArgs {
     /// each with `dot -Tsvg`): FILE itself when there is one; FILE's stem
     /// with -1, -2, ... (`out.dot` -> `out-1.dot`, `out-2.dot`) when there
     /// are several; `FILE/anomaly-N.dot` when FILE is an existing folder.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = parse_dot)]
     pub dot: Option<PathBuf>,
     /// Write the verdict's certificate (the witness of an `ok`, the checked
     /// refutations of an `anomalous`) to this file as JSON. Every verdict
@@ -354,4 +430,10 @@ pub struct ConvertArgs {
     /// The output's format (jsonl, elle-edn, text).
     #[arg(long, default_value = "jsonl")]
     pub to: history::Format,
+    /// Write the output even when its format cannot carry all of the
+    /// input (elle-edn and text drop the database timestamps `dbts`, the
+    /// transaction kinds and nodes, and the fault lines): without it such
+    /// a conversion is refused, naming what would be lost.
+    #[arg(long)]
+    pub lossy: bool,
 }

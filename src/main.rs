@@ -23,7 +23,18 @@ use cli::{Cli, Command};
 /// Parses the command line, runs the subcommand, and maps the result to
 /// the exit codes of docs/cli.md.
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value a flag's parser refused: its message is complete on
+        // clap's first line (`error: invalid value '-1' for '--txns
+        // <TXNS>': ...`); print that one line, as every other failure is.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value"));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Run(a) => scenario::run_command(*a),
         Command::Check(a) => check_cmd::command(a),

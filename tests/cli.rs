@@ -98,7 +98,7 @@ fn run_refuses_bad_settings_before_starting() {
         ),
         (&["--dist", "zipf:x"], "bad key distribution"),
         (&["--workload", "tpcx"], "unknown workload `tpcx`"),
-        (&["--keys", "0"], "keys must be at least 1"),
+        (&["--keys", "0"], "--keys must be a positive whole number"),
     ];
     for (extra, want) in cases {
         let mut args = vec!["run", "--out", &out, "--txns", "10"];
@@ -419,10 +419,14 @@ fn negative_counts_get_a_range_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().display().to_string();
     for (flag, v, want) in [
-        ("--txns", "-1", "--txns must be at least 1"),
-        ("--txns", "0", "--txns must be at least 1"),
-        ("--clients", "-3", "--clients must be between 1 and 4096"),
-        ("--clients", "5000", "--clients must be between 1 and 4096"),
+        ("--txns", "-1", "--txns must be a positive whole number"),
+        ("--txns", "0", "--txns must be a positive whole number"),
+        (
+            "--clients",
+            "-3",
+            "--clients must be a positive whole number (1 to 4096)",
+        ),
+        ("--clients", "5000", "--clients 5000 is too large"),
     ] {
         let err = usage_error(&["run", "--db", "memdb", flag, v, "--out", &out]);
         assert!(
@@ -598,6 +602,205 @@ fn inverted_range_reads_and_empty_transactions_check_ok_at_every_level() {
                 "{}",
                 stdout(&o)
             );
+        }
+    }
+}
+
+/// Two transactions with database timestamps and a kind, and a fault line.
+const WITH_DBTS: &str = r#"{"type":"header","version":1}
+{"id":0,"session":0,"status":"ok","start":1,"end":2,"ops":[["r",1,null],["w",1,10]],"dbts":{"start":1,"commit":2},"kind":"a"}
+{"id":1,"session":1,"status":"ok","start":3,"end":4,"ops":[["r",1,10],["w",1,11]],"dbts":{"start":3,"commit":4}}
+{"type":"fault","kind":"pause","start":1,"end":3}
+{"type":"end","txns":2}
+"#;
+
+#[test]
+fn convert_refuses_to_write_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "h.jsonl", SERIAL);
+    let link = dir.path().join("l.jsonl");
+    std::os::unix::fs::symlink(&src, &link).unwrap();
+    let other_spelling = dir
+        .path()
+        .join(".")
+        .join("..")
+        .join(dir.path().file_name().unwrap())
+        .join("h.jsonl");
+    for out in [
+        src.clone(),
+        link.display().to_string(),
+        other_spelling.display().to_string(),
+    ] {
+        for to in ["jsonl", "text"] {
+            let err = usage_error(&["convert", &src, &out, "--to", to]);
+            assert!(
+                err.starts_with(&format!("error: {out}: the output is the input")),
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&src).unwrap(), SERIAL, "untouched");
+}
+
+#[test]
+fn a_failed_conversion_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // A string key has no text form: the writer fails midway.
+    let src = write(
+        dir.path(),
+        "h.jsonl",
+        r#"{"id":0,"session":0,"status":"ok","ops":[["w",1,1]]}
+{"id":1,"session":0,"status":"ok","ops":[["w","k",1]]}
+"#,
+    );
+    let out = dir.path().join("h.txt");
+    let o = harness(&["convert", &src, &out.display().to_string(), "--to", "text"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("transaction 1"), "{}", stderr(&o));
+    assert!(!out.exists(), "no half-written output");
+    // An existing output is left as it was.
+    std::fs::write(&out, "old").unwrap();
+    let o = harness(&["convert", &src, &out.display().to_string(), "--to", "text"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}
+
+#[test]
+fn convert_refuses_to_drop_dbts_and_faults_without_lossy() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "h.jsonl", WITH_DBTS);
+    for (to, name) in [("elle-edn", "o.edn"), ("text", "o.txt")] {
+        let out = dir.path().join(name).display().to_string();
+        let err = usage_error(&["convert", &src, &out, "--to", to]);
+        assert_eq!(
+            err,
+            format!(
+                "error: {src}: {to} cannot carry the transactions' dbts (2 of them), kind (1 of \
+                 them) or the fault line; pass --lossy to drop them"
+            )
+        );
+        assert!(!std::path::Path::new(&out).exists());
+        let o = harness(&["convert", &src, &out, "--to", to, "--lossy"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stderr(&o).contains("dropped (--lossy)"), "{}", stderr(&o));
+        let o = harness(&["check", &out, "--level", "ser"]);
+        assert_eq!(o.status.code(), Some(0), "{to}: {}", stdout(&o));
+    }
+    // JSONL carries everything.
+    let out = dir.path().join("o.jsonl").display().to_string();
+    let o = harness(&["convert", &src, &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let back = std::fs::read_to_string(&out).unwrap();
+    assert!(back.contains("dbts") && back.contains("fault"), "{back}");
+}
+
+#[test]
+fn a_run_in_which_nothing_committed_exits_2_as_check_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    // A run of 1 ns attempts no transaction.
+    let o = harness(&["run", "--db", "memdb", "--duration", "1ns", "--out", &out]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{}{err}", stdout(&o));
+    assert!(!stdout(&o).contains("verdict: ok"), "{}", stdout(&o));
+    let run = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .expect("a run folder")
+        .unwrap()
+        .path();
+    let history = run.join("history.jsonl");
+    assert!(history.exists());
+    // The message of `harness check` on a history with nothing committed
+    // (a_history_with_nothing_committed_needs_allow_empty), with the way to
+    // check it anyway.
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {}: nothing to check: none of its 0 transactions committed (0 failed, \
+             0 info); `harness check --allow-empty` on it checks it anyway",
+            history.display()
+        )
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["verdict"], "unknown");
+    assert_eq!(report["check"]["verdict"], "unknown");
+    assert!(report["check"]["satisfies"].as_array().unwrap().is_empty());
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(!html.contains("class=\"verdict ok\""), "no green ok");
+    assert!(html.contains("nothing to check"));
+}
+
+#[test]
+fn zero_timeouts_of_a_run_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    for flag in ["--statement-timeout", "--connect-timeout"] {
+        let err = usage_error(&["run", "--db", "memdb", flag, "0s", "--out", &out]);
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value '0s' for '{flag} <DURATION>'"
+            )) && err.contains("must be more than zero")
+                && !err.contains('\n'),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Every duration flag's help says what 0s means.
+    let o = harness(&["run", "--help"]);
+    let help = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    for flag in [
+        "--duration",
+        "--check-timeout",
+        "--statement-timeout",
+        "--connect-timeout",
+    ] {
+        let at = help
+            .find(&format!("{flag} <"))
+            .unwrap_or_else(|| panic!("{flag}"));
+        let next = help[at + 2..]
+            .find(" --")
+            .map_or(help.len(), |i| at + 2 + i);
+        assert!(
+            help[at..next].contains("`0s`"),
+            "{flag}: {}",
+            &help[at..next]
+        );
+    }
+}
+
+#[test]
+fn every_level_is_placed_or_said_not_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "ok.jsonl", SERIAL);
+    for level in ["ser", "si", "pc", "rc", "sser"] {
+        let o = harness(&["check", &p, "--level", level]);
+        let out = stdout(&o);
+        let named = |prefix: &str| -> Vec<String> {
+            out.lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .map(|l| l.split(", ").map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        let mut all: Vec<String> = named("fails: ");
+        all.extend(named("satisfies: "));
+        all.extend(named("not placed: "));
+        for l in history::Level::ALL {
+            assert_eq!(
+                all.iter().filter(|n| *n == l.name()).count(),
+                1,
+                "{level}: {} once: {out}",
+                l.name()
+            );
+        }
+        if !named("not placed: ").is_empty() {
+            assert!(out.contains("note: not placed"), "{out}");
         }
     }
 }

@@ -118,30 +118,31 @@ fn check_stages(
     opts.tell(Stage::Placing);
     let decided_at = Instant::now();
     let certified_flag = AtomicBool::new(false);
-    let ((fails, satisfies), (certificate, certified, certify_ms)) = std::thread::scope(|s| {
-        let certifying = std::thread::Builder::new()
-            .name("certify".into())
-            .stack_size(CERTIFY_STACK)
-            .spawn_scoped(s, || {
-                let t_cert = Instant::now();
-                let prep =
-                    prepared.map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-                let (certificate, certified) =
-                    certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
-                certified_flag.store(true, Ordering::Relaxed);
-                (certificate, certified, t_cert.elapsed().as_millis() as u64)
-            })
-            .expect("cannot start the certifying thread");
-        // Small histories are placed in full, whatever the certificate.
-        let soft =
-            (ix.len() > PLACE_SEARCH_MAX).then_some((decided_at + PLACE_SOFT, &certified_flag));
-        let placed = place(&ix, level, &out, opts, deadline, soft, &mut notes);
-        opts.tell(Stage::Certifying);
-        let certified = certifying
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (placed, certified)
-    });
+    let ((fails, satisfies, not_placed), (certificate, certified, certify_ms)) =
+        std::thread::scope(|s| {
+            let certifying = std::thread::Builder::new()
+                .name("certify".into())
+                .stack_size(CERTIFY_STACK)
+                .spawn_scoped(s, || {
+                    let t_cert = Instant::now();
+                    let prep =
+                        prepared.map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                    let (certificate, certified) =
+                        certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
+                    certified_flag.store(true, Ordering::Relaxed);
+                    (certificate, certified, t_cert.elapsed().as_millis() as u64)
+                })
+                .expect("cannot start the certifying thread");
+            // Small histories are placed in full, whatever the certificate.
+            let soft =
+                (ix.len() > PLACE_SEARCH_MAX).then_some((decided_at + PLACE_SOFT, &certified_flag));
+            let placed = place(&ix, level, &out, opts, deadline, soft, &mut notes);
+            opts.tell(Stage::Certifying);
+            let certified = certifying
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (placed, certified)
+        });
     opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for a in &out.anomalies {
@@ -169,6 +170,7 @@ fn check_stages(
         anomaly_counts: counts,
         fails,
         satisfies,
+        not_placed,
         stats,
         constraints,
         decided_ms: out.decided.as_millis() as u64,
@@ -299,7 +301,7 @@ fn place(
     deadline: Option<Instant>,
     soft: Option<(Instant, &AtomicBool)>,
     notes: &mut Vec<String>,
-) -> (Vec<Level>, Vec<Level>) {
+) -> (Vec<Level>, Vec<Level>, Vec<Level>) {
     let dbts = opts.use_dbts;
     let mut fails: Vec<Level> = Vec::new();
     let mut satisfies: Vec<Level> = Vec::new();
@@ -316,7 +318,16 @@ fn place(
             fails.extend(out.also_fails.iter().copied());
             open = weaker_or_equal(level);
         }
-        Verdict::Unknown => return (fails, satisfies),
+        Verdict::Unknown => {
+            let rest = leftover(level, &fails, &satisfies, &[]);
+            if !rest.is_empty() {
+                notes.push(format!(
+                    "not placed (the verdict at {level} is unknown, so no other level was checked): {}",
+                    names(&rest)
+                ));
+            }
+            return (fails, satisfies, rest);
+        }
     }
     // The cheapest first, so a short budget places some: ra costs about
     // what rc does, cc more (and on a valid history places ra and rc).
@@ -362,13 +373,44 @@ fn place(
     satisfies.retain(|l| !fails.contains(l));
     unplaced.retain(|l| !fails.contains(l) && !satisfies.contains(l));
     if !unplaced.is_empty() {
-        let names: Vec<&str> = unplaced.iter().map(|l| l.name()).collect();
         notes.push(format!(
             "not placed within the time given to other levels (unknown): {}",
-            names.join(", ")
+            names(&unplaced)
         ));
     }
-    (fails, satisfies)
+    // The levels neither the verdict nor placing reached (above all the
+    // real-time ones over an `ok` at a level that does not imply them): said
+    // to be unknown rather than left out of both lists.
+    let untried = leftover(level, &fails, &satisfies, &unplaced);
+    if !untried.is_empty() {
+        let why = match out.verdict {
+            Verdict::Ok => format!("stronger than {level}, which the history satisfies"),
+            _ => format!("neither implied nor refuted by the {level} verdict"),
+        };
+        notes.push(format!(
+            "not placed ({why}; not checked: check one with --level): {}",
+            names(&untried)
+        ));
+    }
+    unplaced.extend(untried);
+    unplaced.sort();
+    (fails, satisfies, unplaced)
+}
+
+/// The levels other than `level` in none of `fails`, `satisfies`, `also`.
+fn leftover(level: Level, fails: &[Level], satisfies: &[Level], also: &[Level]) -> Vec<Level> {
+    Level::ALL
+        .into_iter()
+        .filter(|l| {
+            *l != level && !fails.contains(l) && !satisfies.contains(l) && !also.contains(l)
+        })
+        .collect()
+}
+
+/// `a, b, c`.
+fn names(levels: &[Level]) -> String {
+    let n: Vec<&str> = levels.iter().map(|l| l.name()).collect();
+    n.join(", ")
 }
 
 fn stats(ix: &Index) -> HistoryStats {

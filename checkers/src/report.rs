@@ -263,6 +263,10 @@ pub struct Report {
     pub fails: Vec<Level>,
     /// Levels the history is shown to satisfy.
     pub satisfies: Vec<Level>,
+    /// Levels neither shown to fail nor to hold (out of the placing time,
+    /// or not checked at all); a note says why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_placed: Vec<Level>,
     pub stats: HistoryStats,
     /// Write-order constraints the check had to build (0 when every
     /// version order was known): a measure of its search effort.
@@ -349,6 +353,10 @@ impl Report {
         if !self.satisfies.is_empty() {
             let f: Vec<&str> = self.satisfies.iter().map(|l| l.name()).collect();
             s.push_str(&format!("satisfies: {}\n", f.join(", ")));
+        }
+        if !self.not_placed.is_empty() {
+            let f: Vec<&str> = self.not_placed.iter().map(|l| l.name()).collect();
+            s.push_str(&format!("not placed: {}\n", f.join(", ")));
         }
         match &self.certified {
             Certified::Checked => {}

@@ -34,6 +34,11 @@ impl Kind {
 /// The most nodes a cluster may have (each kind has ten addresses).
 pub const MAX_NODES: u32 = 9;
 
+/// `--nodes`: 1 to [`MAX_NODES`], with a one-line message otherwise.
+fn parse_nodes(s: &str) -> Result<u32, String> {
+    crate::cli::positive(s, "--nodes", u64::from(MAX_NODES)).map(|n| n as u32)
+}
+
 /// `harness cluster ...`.
 #[derive(Args, Debug, Clone)]
 pub struct ClusterArgs {
@@ -82,7 +87,7 @@ pub struct UpArgs {
     #[command(flatten)]
     pub common: Common,
     /// Nodes (galera: 3; pg-replica: 3, a primary and two standbys).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_NODES)))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = parse_nodes)]
     pub nodes: u32,
     /// Give up when the cluster is not ready after this long.
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = humantime::parse_duration)]

@@ -459,6 +459,7 @@ fn check_details(s: &mut String, c: &Report) {
          <tr><th>method</th><td>{}</td></tr>\
          <tr><th>fails</th><td>{}</td></tr>\
          <tr><th>satisfies</th><td>{}</td></tr>\
+         <tr><th>not placed</th><td>{}</td></tr>\
          <tr><th>history</th><td>{} txns ({} ok, {} fail, {} info, {} info seen committed), \
          {} sessions, {} keys, {} ops</td></tr>\
          <tr><th>write-order constraints</th><td class=\"n\">{}</td></tr>\
@@ -469,6 +470,7 @@ fn check_details(s: &mut String, c: &Report) {
         escape(&c.method),
         levels(&c.fails),
         levels(&c.satisfies),
+        levels(&c.not_placed),
         st.txns,
         st.ok,
         st.fail,

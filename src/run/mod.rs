@@ -336,6 +336,24 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     };
     progress.watch(&mut opts, false);
     let mut report = checkers::check(&h, args.level, &opts);
+    // A run in which nothing committed has nothing to check, as `harness
+    // check` says: its history and report are still written, the report
+    // without an `ok`, and the run exits 2.
+    let nothing = crate::check_cmd::nothing_to_check(
+        &history_path,
+        &h,
+        "`harness check --allow-empty` on it checks it anyway",
+    );
+    if let Some(why) = &nothing {
+        report.verdict = Verdict::Unknown;
+        report.fails.clear();
+        report.satisfies.clear();
+        report.not_placed = history::Level::ALL.to_vec();
+        report.notes.insert(0, why.clone());
+        report.certificate = None;
+        report.certified =
+            checkers::Certified::NotChecked("nothing committed: nothing to check".into());
+    }
     // The verdict's proof goes beside the report, which stays small.
     if let Some(cert) = report.certificate.take() {
         crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
@@ -393,6 +411,9 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     progress.finish();
     if let Err(e) = html {
         eprintln!("warning: {e:#}");
+    }
+    if let Some(why) = nothing {
+        anyhow::bail!("{why}");
     }
     print_summary(
         &report,
