@@ -7,33 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/isoharness-bench-certify}
-H=./target/release/harness
-cargo build --release -q --bin harness
-mkdir -p "$OUT"
+. scripts/bench-lib.sh
 
-gen() { # name, then harness run flags
-  local name=$1; shift
-  if [ ! -f "$OUT/$name.jsonl" ]; then
-    $H run --db memdb --out "$OUT/runs" --check-timeout 1s "$@" >/dev/null 2>&1 || true
-    cp "$(ls -td "$OUT"/runs/*/ | head -1)history.jsonl" "$OUT/$name.jsonl"
-  fi
-}
-
-measure() { # history, level, extra flags
-  local f=$1 level=$2; shift 2
-  /usr/bin/time -o "$OUT/time.txt" -f "%e %M" $H check "$OUT/$f.jsonl" --level "$level" --json "$@" \
-    > "$OUT/report.json" 2>/dev/null || true
-  read -r secs kb < <(tail -1 "$OUT/time.txt")
-  python3 - "$OUT/report.json" "$f" "$level" "$secs" "$kb" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-f, level, secs, kb = sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
-s = r["stats"]
-c = r["certified"] if isinstance(r["certified"], str) else json.dumps(r["certified"])
-placed = len(r["fails"]) + len(r["satisfies"])
-print(f"| {f} | {level} | {s['txns']} | {r['verdict']} | {c} | {r['decided_ms']/1000:.2f} s | {r['certify_ms']/1000:.2f} s | {secs:.2f} s | {kb/1024:.0f} MB | {placed}/10 |")
-PY
-}
+# One table row a check (a Python f-string; see scripts/bench-lib.sh).
+ROW=$(cat <<'END'
+| {f} | {level} | {s['txns']} | {r['verdict']} | {r['certified'] if isinstance(r['certified'], str) else json.dumps(r['certified'])} | {r['decided_ms']/1000:.2f} s | {r['certify_ms']/1000:.2f} s | {secs:.2f} s | {kb/1024:.0f} MB | {len(r['fails']) + len(r['satisfies'])}/10 |
+END
+)
 
 echo "| history | level | txns | verdict | certificate | decided | certify | wall | peak RSS | levels placed |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

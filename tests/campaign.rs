@@ -5,8 +5,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use common::*;
 use serde_json::Value;
@@ -18,6 +18,34 @@ fn junit(path: &Path) -> junit_parser::TestSuites {
 
 fn summary(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("summary.json")).unwrap()
+}
+
+/// A scenario file in a scratch folder, and where its campaign writes.
+struct Scenario {
+    dir: tempfile::TempDir,
+    file: PathBuf,
+    out: PathBuf,
+}
+
+impl Scenario {
+    /// `toml` written to `file_name` in a new scratch folder.
+    fn new(file_name: &str, toml: &str) -> Scenario {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_name);
+        std::fs::write(&file, toml).unwrap();
+        let out = dir.path().join("results");
+        Scenario { dir, file, out }
+    }
+
+    /// `harness campaign FILE --out RESULTS`.
+    fn run(&self) -> Output {
+        harness(&[
+            "campaign",
+            self.file.to_str().unwrap(),
+            "--out",
+            self.out.to_str().unwrap(),
+        ])
+    }
 }
 
 /// A MariaDB database of its own on the server of .ci/services.
@@ -54,16 +82,8 @@ fn the_local_campaign_runs_and_reports() {
             .replace("postgres://postgres@127.0.0.1:5432/postgres", &pg)
             .replace("mysql://root@127.0.0.1:3306/test", &maria);
     assert!(text.contains(&pg) && text.contains(&maria));
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("local.toml");
-    std::fs::write(&file, text).unwrap();
-    let out = dir.path().join("results");
-    let o = harness(&[
-        "campaign",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let sc = Scenario::new("local.toml", &text);
+    let (out, o) = (&sc.out, sc.run());
     let root = out.join("local");
     let s = summary(&root.join("summary.json"));
     if o.status.code() != Some(0) {
@@ -77,7 +97,7 @@ fn the_local_campaign_runs_and_reports() {
                 logs.push_str(&format!("\n== {}:\n{text}", log.display()));
             }
         }
-        let kept = dir.keep();
+        let kept = sc.dir.keep();
         panic!(
             "campaign failed (results kept in {}):\n{}{}{logs}\n{s:#}",
             kept.display(),
@@ -122,10 +142,8 @@ fn the_local_campaign_runs_and_reports() {
 
 #[test]
 fn missed_expectations_fail_the_campaign_and_junit() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
+    let sc = Scenario::new(
+        "c.toml",
         r#"
         name = "strict"
         [defaults]
@@ -150,16 +168,8 @@ fn missed_expectations_fail_the_campaign_and_junit() {
         levels = ["ser"]
         isolation = "no-such-level"   # cannot run: an error
         "#,
-    )
-    .unwrap();
-    let out = dir.path().join("results");
-    let args = [
-        "campaign",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let o = harness(&args);
+    );
+    let (out, o) = (&sc.out, sc.run());
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let root = out.join("strict");
     let s = summary(&root.join("summary.json"));
@@ -199,7 +209,7 @@ fn missed_expectations_fail_the_campaign_and_junit() {
         errored.status
     );
     // A second campaign keeps the first summary for compare.
-    let o = harness(&args);
+    let o = sc.run();
     assert_eq!(o.status.code(), Some(1));
     assert!(root.join("summary.prev.json").exists());
     let o = harness(&[
@@ -213,7 +223,7 @@ fn missed_expectations_fail_the_campaign_and_junit() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     // Dry runs list the runs.
-    let o = harness(&["campaign", file.to_str().unwrap(), "--dry-run"]);
+    let o = harness(&["campaign", sc.file.to_str().unwrap(), "--dry-run"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
 }
@@ -301,10 +311,8 @@ fn compare_flags_a_planted_regression() {
 /// would otherwise meet, unless the scenario says so (`tested_little`).
 #[test]
 fn a_run_that_tested_little_fails_its_expectation() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
+    let sc = Scenario::new(
+        "c.toml",
         r#"
         name = "little"
         [defaults]
@@ -324,15 +332,8 @@ fn a_run_that_tested_little_fails_its_expectation() {
         expect = "ok"
         tested_little = true
         "#,
-    )
-    .unwrap();
-    let out = dir.path().join("results");
-    let o = harness(&[
-        "campaign",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    );
+    let (out, o) = (&sc.out, sc.run());
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let s = summary(&out.join("little").join("summary.json"));
     assert_eq!(
@@ -374,11 +375,9 @@ fn no_password_reaches_the_campaign_results() {
     // PostgreSQL of .ci/services trusts 127.0.0.1: any password is accepted.
     let pg = scratch_db("secrets").replacen("postgres@", &format!("postgres:{PW}@"), 1);
     assert!(pg.contains(PW), "{pg}");
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("c.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let sc = Scenario::new(
+        "c.toml",
+        &format!(
             r#"
             name = "secrets"
             [defaults]
@@ -400,15 +399,8 @@ fn no_password_reaches_the_campaign_results() {
             tested_little = true
             "#
         ),
-    )
-    .unwrap();
-    let out = dir.path().join("results");
-    let o = harness(&[
-        "campaign",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    );
+    let (out, o) = (&sc.out, sc.run());
     // The run on the closed port cannot run: exit 1, and the other two ran.
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(!stdout(&o).contains(PW) && !stderr(&o).contains(PW));
@@ -419,7 +411,7 @@ fn no_password_reaches_the_campaign_results() {
         "{s:#}"
     );
     let mut files = Vec::new();
-    files_under(&out, &mut files);
+    files_under(out, &mut files);
     assert!(files.len() > 6, "{files:?}");
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
@@ -495,4 +487,82 @@ fn the_cluster_campaigns_are_valid_and_cover_the_settings() {
     let o = harness(&["campaign", bad.to_str().unwrap(), "--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("galera-4"), "{}", stderr(&o));
+}
+
+/// A run whose nemesis asked for faults and applied none (here a restart
+/// command that always fails) did not test what it was for: it fails its
+/// expectation, and summary.json and JUnit say why, unless the scenario
+/// allows it (`tested_little = true`).
+#[test]
+fn a_run_whose_faults_never_applied_fails_its_expectation() {
+    let sc = Scenario::new(
+        "c.toml",
+        r#"
+        name = "nofault"
+        [defaults]
+        duration = "1500ms"
+        clients = 4
+        [databases.lite]
+        db = "sqlite"
+        targets.nope.restart = "echo no such node >&2; exit 4"
+        [nemeses]
+        broken = ["restart:at=200ms/600ms"]
+        [[matrix]]
+        name = "plain"
+        databases = ["lite"]
+        levels = ["ser"]
+        nemeses = ["broken"]
+        expect = "ok"
+        [[matrix]]
+        name = "allowed"
+        databases = ["lite"]
+        levels = ["ser"]
+        nemeses = ["broken"]
+        expect = "ok"
+        tested_little = true
+        "#,
+    );
+    let (out, o) = (&sc.out, sc.run());
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let root = out.join("nofault");
+    let s = summary(&root.join("summary.json"));
+    assert_eq!(
+        (s["passed"].as_u64(), s["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{s:#}"
+    );
+    let runs = s["runs"].as_array().unwrap();
+    let named = |p: &str| {
+        runs.iter()
+            .find(|r| r["name"].as_str().unwrap().starts_with(p))
+            .unwrap()
+    };
+    let plain = named("plain");
+    assert_eq!(plain["status"], "failed", "{plain:#}");
+    let want = "not tested: no fault applied (2 asked, 0 applied: restart nope failed: exit 4";
+    let msg = plain["message"].as_str().unwrap();
+    assert!(msg.contains(want), "{msg}");
+    assert!(
+        plain["tested_little"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with(want)),
+        "{plain:#}"
+    );
+    assert_eq!(
+        (plain["faults"].as_u64(), plain["faults_failed"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(named("allowed")["status"], "passed", "{s:#}");
+    let j = junit(&root.join("junit.xml"));
+    assert_eq!((j.tests, j.failures), (2, 1));
+    let failed = j.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.status.is_failure())
+        .unwrap();
+    assert!(failed.name.contains("plain-lite"), "{}", failed.name);
+    let why = &failed.status.failure_as_ref().message;
+    assert!(why.contains(want), "{why}");
 }

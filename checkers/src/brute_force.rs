@@ -70,18 +70,6 @@ pub(crate) fn some_inclusion(h: &History, mut f: impl FnMut(&[bool]) -> bool) ->
     })
 }
 
-/// The keys `t` writes, sorted and distinct.
-pub(crate) fn writes_keys(h: &History, t: usize) -> Vec<Key> {
-    let mut ks: Vec<Key> = h.txns[t]
-        .ops
-        .iter()
-        .filter_map(|o| o.written().map(|(k, _)| k.clone()))
-        .collect();
-    ks.sort();
-    ks.dedup();
-    ks
-}
-
 /// Pairs `(a, b)` of included transactions where `a` must finish before `b`
 /// begins (session or real-time order), and the timestamp orders.
 pub(crate) struct Constraints {
@@ -113,9 +101,10 @@ impl Constraints {
                 }
                 for &b in &inc {
                     let Some(db) = h.txns[b].dbts else { continue };
-                    let common = writes_keys(h, a)
+                    let common = h.txns[a]
+                        .written_keys()
                         .iter()
-                        .any(|k| writes_keys(h, b).contains(k));
+                        .any(|k| h.txns[b].written_keys().contains(k));
                     if a != b
                         && common
                         && matches!((da.commit, db.commit), (Some(x), Some(y)) if x < y)
@@ -303,7 +292,7 @@ pub(crate) fn si_schedule_exists<M: Model>(h: &History, inc: &[bool], cons: &Con
         h,
         inc,
         cons,
-        wkeys: (0..n).map(|t| writes_keys(h, t)).collect(),
+        wkeys: (0..n).map(|t| h.txns[t].written_keys()).collect(),
         begun: vec![false; n],
         committed: vec![false; n],
         during: vec![Vec::new(); n],

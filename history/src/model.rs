@@ -332,6 +332,19 @@ impl Txn {
     pub fn is_read_only(&self) -> bool {
         self.ops.iter().all(Op::is_read)
     }
+
+    /// The distinct keys it writes (write, insert, delete, append), sorted:
+    /// what decides whether two transactions conflict.
+    pub fn written_keys(&self) -> Vec<Key> {
+        let mut ks: Vec<Key> = self
+            .ops
+            .iter()
+            .filter_map(|o| o.written().map(|(k, _)| k.clone()))
+            .collect();
+        ks.sort();
+        ks.dedup();
+        ks
+    }
 }
 
 /// The first line of a recorded history: what was run, and how.

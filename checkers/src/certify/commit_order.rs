@@ -298,7 +298,7 @@ pub(super) fn verify_commit_order_general(h: &History, level: Level, co: &[u32])
         wkeys: (0..n as u32)
             .map(|t| {
                 if committed(t) {
-                    written_keys(h, t)
+                    h.txns[t as usize].written_keys()
                 } else {
                     Vec::new()
                 }

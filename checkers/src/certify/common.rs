@@ -18,18 +18,6 @@ pub(super) fn fmt_list(v: &[Value]) -> String {
     format!("{v:?}")
 }
 
-/// The distinct keys a transaction writes (write, insert, delete, append).
-pub(super) fn written_keys(h: &History, t: u32) -> Vec<Key> {
-    let mut ks: Vec<Key> = h.txns[t as usize]
-        .ops
-        .iter()
-        .filter_map(|o| o.written().map(|(k, _)| k.clone()))
-        .collect();
-    ks.sort();
-    ks.dedup();
-    ks
-}
-
 /// Positions of the transactions of `order`, checking that it lists each
 /// committed transaction once: every ok one, no failed one.
 pub(super) fn positions(h: &History, order: &[u32]) -> R<Vec<u32>> {
@@ -154,7 +142,7 @@ pub(super) fn check_dbts_keys(h: &History, commits: impl Iterator<Item = u32>) -
         let Some(c) = h.txns[t as usize].dbts.and_then(|d| d.commit) else {
             continue;
         };
-        for k in written_keys(h, t) {
+        for k in h.txns[t as usize].written_keys() {
             match max.get(&k) {
                 Some(&(m, w)) if m > c => {
                     return Err(CertError::DbTsKeyOrder {

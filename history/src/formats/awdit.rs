@@ -185,8 +185,7 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
 
 /// Reads an AWDIT test history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = util::open(path)?;
-    read(f, Some(path))
+    super::util::read_path(path, read)
 }
 
 #[cfg(test)]

@@ -301,8 +301,7 @@ pub(crate) fn read_with<R: Read>(
 
 /// Reads an Elle/Jepsen EDN history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = crate::formats::util::open(path)?;
-    read(f, Some(path))
+    super::util::read_path(path, read)
 }
 
 // ---------------------------------------------------------- exporter ----
@@ -526,9 +525,7 @@ pub fn write<W: Write>(h: &History, mut out: W) -> Result<(), ExportError> {
 
 /// Writes a history as Elle EDN to a string.
 pub fn to_string(h: &History) -> Result<String, ExportError> {
-    let mut buf = Vec::new();
-    write(h, &mut buf)?;
-    Ok(String::from_utf8(buf).expect("EDN output is UTF-8"))
+    super::util::write_to_string(h, |h, buf| write(h, buf))
 }
 
 #[cfg(test)]

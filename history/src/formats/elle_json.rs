@@ -217,8 +217,7 @@ pub(crate) fn read_with<R: Read>(
 
 /// Reads an Elle JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = crate::formats::util::open(path)?;
-    read(f, Some(path))
+    super::util::read_path(path, read)
 }
 
 #[cfg(test)]

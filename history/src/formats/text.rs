@@ -324,8 +324,7 @@ fn drop_explicit_init(txns: &mut Vec<Txn>, src_ids: &mut Vec<Option<u64>>) {
 
 /// Reads a text-format history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = crate::formats::util::open(path)?;
-    read(f, Some(path))
+    super::util::read_path(path, read)
 }
 
 fn unrepresentable(t: &Txn, reason: String) -> ExportError {
@@ -443,9 +442,7 @@ pub fn write<W: Write>(h: &History, mut out: W) -> Result<(), ExportError> {
 
 /// Writes a history in the text format to a string.
 pub fn to_string(h: &History) -> Result<String, ExportError> {
-    let mut buf = Vec::new();
-    write(h, &mut buf)?;
-    Ok(String::from_utf8(buf).expect("text output is ASCII"))
+    super::util::write_to_string(h, |h, buf| write(h, buf))
 }
 
 #[cfg(test)]

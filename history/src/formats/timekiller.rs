@@ -256,8 +256,7 @@ fn combiner<'a>(all: impl Iterator<Item = &'a Stamp> + Clone) -> impl Fn(Stamp) 
 
 /// Reads a TimeKiller JSON history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let f = crate::formats::util::open(path)?;
-    read(f, Some(path))
+    super::util::read_path(path, read)
 }
 
 #[cfg(test)]

@@ -170,6 +170,25 @@ pub(crate) fn assign_ids(txns: &mut [Txn], source: &[Option<u64>]) {
     }
 }
 
+/// Runs a streaming exporter into memory: what each format's `to_string` is.
+pub(crate) fn write_to_string(
+    h: &crate::model::History,
+    write: impl FnOnce(&crate::model::History, &mut Vec<u8>) -> Result<(), super::ExportError>,
+) -> Result<String, super::ExportError> {
+    let mut buf = Vec::new();
+    write(h, &mut buf)?;
+    Ok(String::from_utf8(buf).expect("every exporter writes UTF-8"))
+}
+
+/// Opens `path` and hands it to a format's streaming reader, which names
+/// the file in its errors.
+pub(crate) fn read_path<F>(path: &Path, read: F) -> Result<crate::model::History, ParseError>
+where
+    F: FnOnce(std::fs::File, Option<&Path>) -> Result<crate::model::History, ParseError>,
+{
+    read(open(path)?, Some(path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
