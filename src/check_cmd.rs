@@ -47,8 +47,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     progress.watch(&mut opts, true);
     let mut report = checkers::check(&h, args.level, &opts);
     progress.finish();
+    // A file that cannot be written does not hide the verdict: it is
+    // printed first, then the error (exit 2).
+    let mut unwritten = None;
     if let (Some(path), Some(cert)) = (&args.certify, &report.certificate) {
-        write_certificate(path, cert)?;
+        unwritten = write_certificate(path, cert).err();
     }
     if let checkers::Certified::Failed(why) = &report.certified {
         // A proof that does not hold is a checker bug: show it, exit 2.
@@ -63,10 +66,13 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if let Some(dot) = &args.dot {
         let paths = dot_paths(dot, report.anomalies.len());
         for (p, a) in paths.iter().zip(&report.anomalies) {
-            std::fs::write(p, checkers::to_dot(a))
-                .with_context(|| format!("cannot write {}", p.display()))?;
+            if let Err(e) = std::fs::write(p, checkers::to_dot(a)) {
+                let e = anyhow::Error::new(e).context(format!("cannot write {}", p.display()));
+                unwritten.get_or_insert(e);
+                break;
+            }
         }
-        if paths.len() > 1 {
+        if paths.len() > 1 && unwritten.is_none() {
             eprintln!(
                 "{} counterexamples written as {} … {}",
                 paths.len(),
@@ -89,7 +95,10 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     // The process ends now: freeing a history of a million transactions
     // allocation by allocation would only delay the exit.
     std::mem::forget(h);
-    Ok(exit_code(report.verdict))
+    match unwritten {
+        Some(e) => Err(e),
+        None => Ok(exit_code(report.verdict)),
+    }
 }
 
 /// The refusal of a history in which no transaction committed (`None`

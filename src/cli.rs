@@ -79,7 +79,9 @@ strong-si, ser (serializability), strong-session-ser, sser (strict serializabili
 Progress (stderr): on a terminal, a bar while the history is read and a \
 spinner naming the check's stage (indexing, deciding, placing, certifying); \
 elsewhere, a line such as `check: deciding ser… 20 s` every 10 s while the \
-check runs, and nothing for one that ends sooner.";
+check runs, and nothing for one that ends sooner. `harness run` shows a bar \
+while its clients run, and elsewhere a line such as `run: 10 s: 2468 \
+committed, 56 failed, 0 info; 246.8 committed/s` every 5 s.";
 
 /// Arguments of `harness run`.
 #[derive(Args, Debug, Clone)]
@@ -122,6 +124,13 @@ pub struct RunArgs {
     /// A variant of the workload (blindw: rw, rm, w, mixed; range: b, rqh, idh).
     #[arg(long)]
     pub variant: Option<String>,
+    /// blindw (rw, rm, w) and range: the order in which a transaction
+    /// touches its keys, sorted (ascending: writers take row locks in one
+    /// order, so no lock-order deadlocks; the default) or random (the draw
+    /// order, deadlocks included). Either way the same keys, so the same
+    /// conflicts and anomalies, are possible.
+    #[arg(long, value_name = "ORDER", value_parser = parse_key_order)]
+    pub key_order: Option<workloads::KeyOrder>,
     /// The level the history is checked against (rc, ra, cc, pc, si,
     /// strong-session-si, strong-si, ser, strong-session-ser, sser).
     #[arg(long, default_value = "ser")]
@@ -268,6 +277,10 @@ fn parse_keys(s: &str) -> Result<u64, String> {
 
 fn parse_ops(s: &str) -> Result<usize, String> {
     positive(s, "--ops", u64::from(u32::MAX)).map(|n| n as usize)
+}
+
+fn parse_key_order(s: &str) -> Result<workloads::KeyOrder, String> {
+    s.parse()
 }
 
 fn parse_cluster_nodes(s: &str) -> Result<u32, String> {

@@ -7,9 +7,15 @@
 //! * Elsewhere (CI logs, pipes): one line about every [`STATUS_EVERY`]
 //!   while a stage runs (`check: deciding ser… 20 s`), so a check that
 //!   ends within that time prints nothing at all.
+//!
+//! While the clients of `harness run` run, the recorder shows its own bar
+//! on a terminal; elsewhere [`RunStatus`] prints one line about every
+//! [`RUN_STATUS_EVERY`] (`run: 10 s: 2468 committed, 56 failed, 0 info;
+//! 246.8 committed/s`), so a CI log shows a live run.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,6 +26,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How often the status line is printed when stderr is not a terminal.
 pub const STATUS_EVERY: Duration = Duration::from_secs(10);
+
+/// How often `harness run` prints its status line while its clients run,
+/// when stderr is not a terminal.
+pub const RUN_STATUS_EVERY: Duration = Duration::from_secs(5);
+
+/// An environment variable that sets [`RUN_STATUS_EVERY`] in milliseconds
+/// (for tests, which cannot wait that long).
+pub const RUN_STATUS_EVERY_ENV: &str = "HARNESS_RUN_STATUS_MS";
 
 /// How the spinner and bar redraw on a terminal.
 const TICK: Duration = Duration::from_millis(120);
@@ -208,25 +222,38 @@ pub struct StatusPrinter {
 
 impl StatusPrinter {
     /// Starts the printing thread, writing to `out`.
-    pub fn start(interval: Duration, mut out: Box<dyn Write + Send>) -> StatusPrinter {
+    pub fn start(interval: Duration, out: Box<dyn Write + Send>) -> StatusPrinter {
         let what = Arc::new(Mutex::new(String::from("starting")));
-        let (tx, rx) = mpsc::channel::<()>();
         let shown = Arc::clone(&what);
+        let stop = Self::every(interval, out, move |elapsed| {
+            let what = shown.lock().map(|w| w.clone()).unwrap_or_default();
+            format!("{what}… {} s", elapsed.as_secs())
+        });
+        StatusPrinter {
+            what,
+            stop: Mutex::new(Some(stop)),
+        }
+    }
+
+    /// A thread that writes `line(time since it started)` to `out` every
+    /// `interval` until told to stop.
+    fn every(
+        interval: Duration,
+        mut out: Box<dyn Write + Send>,
+        mut line: impl FnMut(Duration) -> String + Send + 'static,
+    ) -> (Sender<()>, JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel::<()>();
         let t0 = Instant::now();
         let thread = std::thread::spawn(move || loop {
             match rx.recv_timeout(interval) {
                 Err(RecvTimeoutError::Timeout) => {
-                    let what = shown.lock().map(|w| w.clone()).unwrap_or_default();
-                    let _ = writeln!(out, "{what}… {} s", t0.elapsed().as_secs());
+                    let _ = writeln!(out, "{}", line(t0.elapsed()));
                     let _ = out.flush();
                 }
                 Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
             }
         });
-        StatusPrinter {
-            what,
-            stop: Mutex::new(Some((tx, thread))),
-        }
+        (tx, thread)
     }
 
     /// Says what is being done now (printed at the next interval).
@@ -252,6 +279,72 @@ impl Drop for StatusPrinter {
     }
 }
 
+/// The transactions recorded so far, as the recorder counts them.
+#[derive(Debug, Default)]
+pub struct RunCounts {
+    ok: AtomicU64,
+    fail: AtomicU64,
+    info: AtomicU64,
+}
+
+impl RunCounts {
+    /// Sets the counts: committed, failed, unknown.
+    pub fn set(&self, ok: u64, fail: u64, info: u64) {
+        self.ok.store(ok, Ordering::Relaxed);
+        self.fail.store(fail, Ordering::Relaxed);
+        self.info.store(info, Ordering::Relaxed);
+    }
+}
+
+/// The status line of `harness run`'s clients phase when stderr is not a
+/// terminal: `run: 10 s: 2468 committed, 56 failed, 0 info; 246.8
+/// committed/s`, every interval (nothing when the clients stop within the
+/// first). The seconds are those since the line's clock started; the rate
+/// is that of the last interval.
+pub struct RunStatus(StatusPrinter);
+
+impl RunStatus {
+    /// Starts printing the lines of `counts` to `out`.
+    pub fn start(interval: Duration, counts: Arc<RunCounts>, out: Box<dyn Write + Send>) -> Self {
+        let (mut last_ok, mut last_at) = (0, Duration::ZERO);
+        let stop = StatusPrinter::every(interval, out, move |elapsed| {
+            let ok = counts.ok.load(Ordering::Relaxed);
+            let fail = counts.fail.load(Ordering::Relaxed);
+            let info = counts.info.load(Ordering::Relaxed);
+            let took = (elapsed - last_at).as_secs_f64();
+            let rate = if took > 0.0 {
+                ok.saturating_sub(last_ok) as f64 / took
+            } else {
+                0.0
+            };
+            (last_ok, last_at) = (ok, elapsed);
+            format!(
+                "run: {} s: {ok} committed, {fail} failed, {info} info; {rate:.1} committed/s",
+                elapsed.as_secs()
+            )
+        });
+        RunStatus(StatusPrinter {
+            what: Arc::default(),
+            stop: Mutex::new(Some(stop)),
+        })
+    }
+
+    /// The interval: [`RUN_STATUS_EVERY`], or the milliseconds in
+    /// [`RUN_STATUS_EVERY_ENV`].
+    pub fn interval() -> Duration {
+        std::env::var(RUN_STATUS_EVERY_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&ms| ms > 0)
+            .map_or(RUN_STATUS_EVERY, Duration::from_millis)
+    }
+
+    /// Stops the lines at once; none follows.
+    pub fn stop(&self) {
+        self.0.stop();
+    }
+}
+
 /// On a terminal, the verdict is shown the moment it is known: placing the
 /// other levels and shrinking counterexamples can take seconds more. This
 /// is its line.
@@ -264,7 +357,7 @@ pub fn early_text(level: history::Level, verdict: checkers::Verdict, took: Durat
 
 #[cfg(test)]
 mod tests {
-    use super::StatusPrinter;
+    use super::{RunCounts, RunStatus, StatusPrinter};
     use std::io::Write;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
@@ -317,5 +410,32 @@ mod tests {
         drop(p);
         std::thread::sleep(Duration::from_millis(100));
         assert!(lines(&out).is_empty(), "{:?}", lines(&out));
+    }
+
+    #[test]
+    fn the_run_status_line_has_its_counts_and_rate() {
+        let out = Shared::default();
+        let counts = Arc::new(RunCounts::default());
+        counts.set(40, 3, 1);
+        let p = RunStatus::start(
+            Duration::from_millis(50),
+            Arc::clone(&counts),
+            Box::new(out.clone()),
+        );
+        std::thread::sleep(Duration::from_millis(130));
+        p.stop();
+        let got = lines(&out);
+        assert!(!got.is_empty(), "{got:?}");
+        let first = &got[0];
+        assert!(first.starts_with("run: "), "{got:?}");
+        assert!(
+            first.contains(" s: 40 committed, 3 failed, 1 info; "),
+            "{got:?}"
+        );
+        assert!(first.ends_with(" committed/s"), "{got:?}");
+        // Nothing new committed since the first line: a rate of 0.
+        if let Some(second) = got.get(1) {
+            assert!(second.ends_with("; 0.0 committed/s"), "{got:?}");
+        }
     }
 }

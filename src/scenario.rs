@@ -75,8 +75,9 @@ pub struct Scenario {
     #[serde(default)]
     pub anomalies: Vec<String>,
     /// The run is expected to test little (most transactions abort, few
-    /// writers commit, or none overlap): its warning then does not fail
-    /// the expectation. Default false: a run that tested little fails.
+    /// writers commit, none overlap, no fault of its nemesis applied, or
+    /// the database was gone for a long span): its warning then does not
+    /// fail the expectation. Default false: a run that tested little fails.
     #[serde(default)]
     pub tested_little: bool,
     /// Every other key: a long flag of `harness run`, `_` or `-` alike

@@ -112,3 +112,39 @@ fn dot_into_a_missing_folder_says_so() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A `--certify` or `--dot` file that cannot be written does not hide the
+/// verdict: it is printed, then one error line, and the exit code is 2.
+#[test]
+fn an_unwritable_output_file_comes_after_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.jsonl");
+    // A read of a value nobody wrote: anomalous at every level.
+    std::fs::write(
+        &history,
+        "{\"id\":0,\"session\":0,\"status\":\"ok\",\"ops\":[[\"w\",1,1]]}\n\
+         {\"id\":1,\"session\":1,\"status\":\"ok\",\"ops\":[[\"r\",1,7]]}\n",
+    )
+    .unwrap();
+    let h = history.display().to_string();
+    let cert = dir.path().join("nope").join("c.json");
+    for extra in [
+        vec!["--certify", cert.to_str().unwrap()],
+        // /proc takes no new files, even from root.
+        vec!["--dot", "/proc/isoharness-test.dot"],
+    ] {
+        let mut args = vec!["check", h.as_str(), "--level", "ser"];
+        args.extend(&extra);
+        let o = harness(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(
+            stdout(&o).starts_with("ser: anomalous"),
+            "{extra:?}: {}",
+            stdout(&o)
+        );
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("error: cannot write "), "{extra:?}: {err}");
+        assert!(err.contains(extra[1]), "{extra:?}: {err}");
+    }
+}

@@ -413,6 +413,67 @@ fn proxy_resets_and_partitions_leave_a_correct_complete_history() {
     );
 }
 
+/// Every fault of the built-in proxy, short: the run's tables are created
+/// and dropped on the database itself, not through the proxy (which is
+/// gone by the drop), so no run leaves a table behind, on PostgreSQL and
+/// on MariaDB.
+#[test]
+fn proxy_faults_leave_no_tables_behind() {
+    let _serial = serial();
+    let faults = [
+        "proxy-latency:at=500ms,for=1s,delay=1ms",
+        "proxy-reset:at=500ms/1200ms",
+        "proxy-partition:at=500ms,for=1s",
+        "proxy-refuse:at=500ms,for=1s",
+    ];
+    for (db, url) in [
+        ("postgres", scratch_db("faults_tables")),
+        ("mysql", mysql_scratch_db("faults_tables")),
+    ] {
+        for fault in faults {
+            let before = db_tables(db, &url, "isoharness_");
+            let out = tempfile::tempdir().unwrap();
+            let o = harness_within(
+                &[
+                    "run",
+                    "--db",
+                    db,
+                    "--url",
+                    &url,
+                    "--workload",
+                    "mini",
+                    "--duration",
+                    "2s",
+                    "--clients",
+                    "4",
+                    "--statement-timeout",
+                    "1s",
+                    "--connect-timeout",
+                    "1s",
+                    "--nemesis",
+                    fault,
+                    "--out",
+                    out.path().to_str().unwrap(),
+                ],
+                Duration::from_secs(120),
+            );
+            let h = complete_history(&o, out.path());
+            assert!(
+                h.faults.iter().any(|f| f.applied),
+                "{db} {fault}: {:?}",
+                h.faults
+            );
+            let after = db_tables(db, &url, "isoharness_");
+            eprintln!("{db} {fault}: tables before {before:?}, after {after:?}");
+            assert_eq!(after, before, "{db} {fault}: {}{}", stdout(&o), stderr(&o));
+            assert!(before.is_empty(), "{db} {fault}: {before:?}");
+            assert!(!stdout(&o).contains("tables kept"), "{}", stdout(&o));
+            let report = read_report(&run_dir(out.path()));
+            assert!(report["run"].get("tables_kept").is_none(), "{report}");
+        }
+    }
+}
+
 #[test]
 fn paused_backends_do_not_hang_the_run() {
     let _serial = serial();
@@ -607,4 +668,206 @@ fn a_killed_harness_leaves_a_checkable_history() {
         );
         assert!(stdout(&o).contains("no end line"), "{}", stdout(&o));
     }
+}
+
+/// A database that vanishes mid-run (here: the proxy cuts it off at 1 s
+/// for longer than the run) is named as an outage on the terminal and in
+/// report.json, and the run is flagged as having tested little; a run
+/// without faults shows no outage.
+#[test]
+fn a_database_that_vanishes_is_reported_as_an_outage() {
+    let _serial = serial();
+    let url = scratch_db("faults_outage");
+    let run = |extra: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "run",
+            "--db",
+            "postgres",
+            "--url",
+            &url,
+            "--workload",
+            "mini",
+            "--clients",
+            "4",
+            "--statement-timeout",
+            "1s",
+            "--connect-timeout",
+            "1s",
+            "--out",
+            out.path().to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = harness_within(&args, Duration::from_secs(120));
+        let report = read_report(&run_dir(out.path()));
+        (o, report)
+    };
+    let (o, report) = run(&[
+        "--duration",
+        "8s",
+        "--nemesis",
+        "proxy-partition:at=1s,for=100s",
+    ]);
+    let text = stdout(&o);
+    let outage = &report["run"]["outage"];
+    let from = outage["from_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert!((0.5..3.0).contains(&from), "{outage}\n{text}");
+    assert!(outage.get("to_s").is_none(), "to the end: {outage}");
+    assert!(outage["seconds"].as_f64().unwrap() > 5.0, "{outage}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("outage: no committed transaction from t="))
+        .unwrap_or_else(|| panic!("no outage line:\n{text}{}", stderr(&o)));
+    assert!(line.contains("s to the end ("), "{line}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("throughput: ") && l.contains("s before the outage: ")),
+        "{text}"
+    );
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("WARNING: this run tested little"))
+        .unwrap_or_else(|| panic!("not flagged:\n{text}"));
+    assert!(warning.contains(line), "{warning}");
+    let little = report["run"]["tested_little"].as_array().unwrap();
+    assert!(
+        little.iter().any(|w| w.as_str() == Some(line)),
+        "{little:?}"
+    );
+    assert!(report["throughput"]["outside_outage_s"].as_f64().unwrap() < 3.0);
+
+    let (o, report) = run(&["--duration", "2s"]);
+    assert!(!stdout(&o).contains("outage"), "{}", stdout(&o));
+    assert!(report["run"].get("outage").is_none(), "{report:#}");
+}
+
+/// Sends SIGINT to `child` once its run folder holds a history with at
+/// least one transaction; the time it was sent.
+fn interrupt_once_running(child: &std::process::Child, out: &Path) -> Instant {
+    let began = Instant::now();
+    loop {
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "the run never got going"
+        );
+        let lines = std::fs::read_dir(out)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("history.jsonl")).ok())
+            .map_or(0, |t| t.lines().count());
+        if lines > 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sent = Instant::now();
+    assert!(sh(&format!("kill -INT {}", child.id())).status.success());
+    sent
+}
+
+/// A PostgreSQL mini run at `url` that would go on for minutes (its
+/// statements may wait 200 s), with `extra` flags, started.
+fn long_run(url: &str, extra: &[&str]) -> (std::process::Child, tempfile::TempDir) {
+    let mut args = vec![
+        "--clients",
+        "4",
+        "--duration",
+        "300s",
+        "--statement-timeout",
+        "200s",
+    ];
+    args.extend_from_slice(extra);
+    spawn_run("postgres", url, "mini", &args)
+}
+
+/// Ctrl-C during a fault: the first signal heals it at once (the proxy's
+/// partition, scheduled for 100 s, ends when the signal comes), and the run
+/// finishes with its history, verdict and report.
+#[test]
+fn an_interrupt_heals_the_faults_at_once() {
+    let _serial = serial();
+    let url = scratch_db("interrupt_heals");
+    let (child, out) = long_run(&url, &["--nemesis", "proxy-partition:at=1s,for=100s"]);
+    std::thread::sleep(Duration::from_secs(3));
+    interrupt_once_running(&child, out.path());
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        stderr(&o).contains("interrupted by SIGINT: healing the faults"),
+        "{}",
+        stderr(&o)
+    );
+    let h = complete_history(&o, out.path());
+    let f = &h.faults[0];
+    let lasted = f.end.expect("healed") - f.start;
+    assert!(
+        lasted < 30_000_000_000,
+        "the partition lasted {} s after the interrupt",
+        lasted / 1_000_000_000
+    );
+    assert!(
+        stdout(&o).contains("interrupted by SIGINT"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(pg_tables(&url, "isoharness_"), Vec::<String>::new());
+}
+
+/// Ctrl-C while every client waits on a lock that healing cannot free (a
+/// table another session holds): after the grace period the statements in
+/// flight are abandoned, each becomes `fail` (or `info` when it was
+/// committing) with the error `interrupted`, long before their 200 s
+/// statement timeout, and the run ends with a verdict and its tables
+/// dropped.
+#[test]
+fn an_interrupt_abandons_what_is_still_stuck_after_the_grace() {
+    let _serial = serial();
+    let url = scratch_db("interrupt_abandons");
+    let (child, out) = long_run(&url, &["--isolation", "read-committed", "--level", "rc"]);
+    // Once the run's table exists, another session locks it for good.
+    let began = Instant::now();
+    let table = loop {
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "no table appeared"
+        );
+        if let Some(t) = pg_tables(&url, "isoharness_").pop() {
+            break t;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (rt, c) = pg(&url);
+    rt.block_on(async {
+        c.batch_execute(&format!(
+            "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
+        ))
+        .await
+        .unwrap();
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    interrupt_once_running(&child, out.path());
+    // The lock holder lets go well after the grace period (5 s), so that
+    // the run can drop its table: a statement that ends with `interrupted`
+    // was abandoned by the run, not freed by the lock's end.
+    std::thread::sleep(Duration::from_secs(15));
+    rt.block_on(async { c.batch_execute("ROLLBACK").await.unwrap() });
+    let o = child.wait_with_output().unwrap();
+    let h = complete_history(&o, out.path());
+    let abandoned: Vec<&history::Txn> = h
+        .txns
+        .iter()
+        .filter(|t| {
+            t.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("interrupted"))
+        })
+        .collect();
+    assert!(!abandoned.is_empty(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        abandoned.iter().all(|t| t.status != Status::Ok),
+        "{abandoned:?}"
+    );
+    assert!(stdout(&o).contains("verdict: ok"), "{}", stdout(&o));
+    assert_eq!(pg_tables(&url, "isoharness_"), Vec::<String>::new());
 }

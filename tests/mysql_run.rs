@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use history::Status;
-use mysql_async::prelude::Queryable;
 
 /// Runs the mini workload with `db` on a scratch database with four keys
 /// and eight clients; returns the exit code, the history and the report.
@@ -138,13 +137,6 @@ fn the_tidb_adapter_runs_end_to_end_on_mariadb() {
 fn two_runs_at_once_on_one_database_both_pass() {
     let url = mysql_scratch_db("run_two");
     two_serializable_runs_at_once_pass("mysql", &url);
-    let left: Vec<String> = runtime().block_on(async {
-        let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
-            .await
-            .unwrap();
-        c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")
-            .await
-            .unwrap()
-    });
+    let left = mysql_tables(&url, "");
     assert!(left.is_empty(), "{left:?}");
 }

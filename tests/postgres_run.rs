@@ -147,22 +147,6 @@ fn clients_reconnect_when_their_connections_are_killed() {
     );
 }
 
-/// The tables of the database whose names start with `prefix`.
-fn pg_tables(url: &str, prefix: &str) -> Vec<String> {
-    let (rt, c) = pg(url);
-    rt.block_on(async {
-        let rows = c
-            .query(
-                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
-                 AND starts_with(tablename, $1) ORDER BY 1",
-                &[&prefix],
-            )
-            .await
-            .unwrap();
-        rows.iter().map(|r| r.get(0)).collect()
-    })
-}
-
 /// Two runs at once against one database used to drop and share one
 /// table and report thin-air reads, G1a and lost updates; each now owns
 /// its tables, and both pass at serializable.

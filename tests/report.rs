@@ -70,6 +70,11 @@ fn a_run_writes_the_html_report_and_dot_files_and_report_rebuilds_them() {
         3,
         "three plots"
     );
+    assert!(html.contains("<svg class=\"plot timeline\""), "a timeline");
+    assert!(
+        html.contains("<svg class=\"plot latency-raw\""),
+        "a latency plot"
+    );
     assert!(!html.contains("<script"), "no JavaScript");
     assert!(
         !html.contains("src=\"http") && !html.contains("href=\"http"),
@@ -362,4 +367,174 @@ fn counterexamples_explain_themselves() {
         .path()
         .join(format!("g-{}.dot", check.anomalies.len() + 1))
         .exists());
+}
+
+/// The part of `html` from `from` to the next `to` (both included).
+fn between<'a>(html: &'a str, from: &str, to: &str) -> &'a str {
+    let start = html.find(from).unwrap_or_else(|| panic!("no {from}"));
+    let rest = &html[start..];
+    &rest[..rest
+        .find(to)
+        .unwrap_or_else(|| panic!("no {to} after {from}"))
+        + to.len()]
+}
+
+/// A history with ok, fail and info transactions (one info without an
+/// end), nodes named with markup, a fault, and a lost update.
+fn timeline_history() -> String {
+    let node = "<script>alert(6)</script>";
+    format!(
+        r#"{{"type":"header","version":1}}
+{{"id":0,"session":0,"status":"ok","start":1000000,"end":4000000,"node":"{node}","ops":[["r","x",null],["w","x",10]]}}
+{{"id":1,"session":1,"status":"ok","start":2000000,"end":5000000,"node":"n2","ops":[["r","x",null],["w","x",11]]}}
+{{"id":2,"session":2,"status":"fail","start":2500000,"end":6000000,"error":"<script>alert(7)</script>","ops":[]}}
+{{"id":3,"session":3,"status":"info","start":3000000,"error":"connection reset","ops":[["w","y",12]]}}
+{{"id":4,"session":2,"status":"info","start":6500000,"end":7000000,"error":"timeout at commit","ops":[["w","y",13]]}}
+{{"id":5,"session":0,"status":"ok","start":4500000,"end":9000000,"node":"{node}","ops":[["r","y",null]]}}
+{{"type":"fault","kind":"pause","target":"n2","start":3500000,"end":5500000}}
+{{"type":"end","txns":6}}
+"#
+    )
+}
+
+#[test]
+fn the_timeline_and_latency_plot_show_every_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let hist = run.join("history.jsonl");
+    std::fs::write(&hist, timeline_history()).unwrap();
+    let o = harness(&["check", &path(&hist), "--level", "ser", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let check: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    std::fs::write(
+        run.join("report.json"),
+        serde_json::json!({ "check": check }).to_string(),
+    )
+    .unwrap();
+    let o = harness(&["report", &path(&run)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = read(&run.join("report.html"));
+    assert!(
+        !html.contains("<script"),
+        "node names and errors are escaped"
+    );
+
+    let tl = between(&html, "<svg class=\"plot timeline\"", "</svg>");
+    assert!(html.contains("<h2 id=\"timeline\">Timeline</h2>"));
+    // One row per session, labelled with the node, escaped.
+    assert_eq!(tl.matches("<g class=\"tlrow\"").count(), 4, "{tl}");
+    for s in 0..4 {
+        assert!(tl.contains(&format!("id=\"tl-s{s}\"")), "{tl}");
+    }
+    assert!(tl.contains("session 0 on &lt;script&gt;alert(6)&lt;/script&gt;"));
+    // A bar per transaction, by outcome; the info without an end is open.
+    assert_eq!(tl.matches("<rect class=\"t-ok\"").count(), 3, "{tl}");
+    assert_eq!(tl.matches("<rect class=\"t-fail\"").count(), 1, "{tl}");
+    assert_eq!(tl.matches("<rect class=\"t-info\"").count(), 1, "{tl}");
+    assert_eq!(tl.matches("<rect class=\"t-info open\"").count(), 1, "{tl}");
+    // Tooltips: id, outcome, times in ms, the error escaped.
+    assert!(
+        tl.contains("T2 fail, session 2, 2.500 ms to 6.000 ms (3.500 ms): &lt;script&gt;alert(7)&lt;/script&gt;"),
+        "{tl}"
+    );
+    assert!(tl.contains("T3 info, session 3, from 3.000 ms, no end"));
+    assert_eq!(tl.matches("class=\"fault\"").count(), 1, "a fault band");
+    assert!(tl.contains("time (ms)"));
+
+    let lat = between(&html, "<svg class=\"plot latency-raw\"", "</svg>");
+    assert!(lat.contains("(ms, log scale)"));
+    // One dot per transaction with an end; the open info is not drawn.
+    assert_eq!(lat.matches("<circle ").count(), 5, "{lat}");
+    for c in ["t-ok", "t-fail", "t-info"] {
+        assert!(lat.contains(&format!("<circle class=\"{c}\"")), "{c}");
+    }
+    assert!(
+        lat.contains(">1<") && lat.contains(">10<"),
+        "decades: {lat}"
+    );
+    assert_eq!(lat.matches("class=\"fault\"").count(), 1, "a fault band");
+    assert!(lat.contains("&lt;script&gt;alert(7)&lt;/script&gt;"));
+
+    // The lost update's transactions: times in ms, linked to the timeline.
+    for (id, times) in [(0, "1.000 / 4.000"), (1, "2.000 / 5.000")] {
+        let link = format!("href=\"#tl-T{id}\"");
+        assert!(html.contains(&link), "{link}");
+        assert!(tl.contains(&format!("id=\"tl-T{id}\"")), "T{id} is marked");
+        let a = between(&html, &link, "</a>");
+        assert!(a.ends_with(&format!(">{times}</a>")), "{a}");
+    }
+}
+
+#[test]
+fn big_histories_give_a_bounded_timeline_linked_to_counterexamples() {
+    let out = tempfile::tempdir().unwrap();
+    let o = harness(&[
+        "run",
+        "--db",
+        "memdb",
+        "--bug",
+        "aborted-read",
+        "--workload",
+        "mini",
+        "--keys",
+        "3",
+        "--txns",
+        "3000",
+        "--clients",
+        "4",
+        "--level",
+        "si",
+        "--out",
+        &path(out.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let dir = run_dir(out.path());
+    let h = history::read_jsonl_file(&dir.join("history.jsonl")).unwrap();
+    let html = read(&dir.join("report.html"));
+    let tl = between(&html, "<svg class=\"plot timeline\"", "</svg>");
+    let sessions: std::collections::BTreeSet<u64> = h.txns.iter().map(|t| t.session).collect();
+    assert_eq!(tl.matches("<g class=\"tlrow\"").count(), sessions.len());
+    // Aggregated, and the caption says so.
+    assert!(
+        html.contains("more than 2000: each row is cut into"),
+        "{html}"
+    );
+    assert!(
+        tl.matches("<rect class=\"t-").count() < 3000,
+        "fewer cells than txns"
+    );
+    for (status, class) in [
+        (history::Status::Ok, "t-ok"),
+        (history::Status::Fail, "t-fail"),
+        (history::Status::Info, "t-info"),
+    ] {
+        if h.txns.iter().any(|t| t.status == status) {
+            assert!(tl.contains(&format!("<rect class=\"{class}\"")), "{class}");
+        }
+    }
+    let lat = between(&html, "<svg class=\"plot latency-raw\"", "</svg>");
+    assert!(lat.contains("log scale"));
+    assert!(html.contains("one dot per 8 &times; 8 px cell and outcome, bigger for more"));
+    assert!(lat.matches("<circle").count() < 3000);
+    assert!(
+        html.len() < 600_000,
+        "the report stays small: {}",
+        html.len()
+    );
+    // Every counterexample transaction: ms on the charts' axis (the run's
+    // clock starts at 0), linked to its marker on the timeline.
+    let check: checkers::Report =
+        serde_json::from_value(read_report(&dir)["check"].clone()).unwrap();
+    assert!(!check.anomalies.is_empty());
+    for t in check.anomalies.iter().flat_map(|a| &a.txns) {
+        let (Some(start), Some(end)) = (t.start, t.end) else {
+            continue;
+        };
+        assert!(tl.contains(&format!("id=\"tl-T{}\"", t.id)), "T{}", t.id);
+        let link = format!("href=\"#tl-T{}\"", t.id);
+        let a = between(&html, &link, "</a>");
+        let want = format!(">{:.3} / {:.3}</a>", start as f64 / 1e6, end as f64 / 1e6);
+        assert!(a.ends_with(&want), "{a} vs {want}");
+    }
 }

@@ -263,3 +263,146 @@ fn sigterm_finishes_checks_and_reports_the_run() {
         );
     }
 }
+
+/// What a run stopped by one SIGTERM leaves in `out`: its history has its
+/// end line, its report a verdict (ok: SQLite is serializable) and the
+/// signal, and the exit code is the verdict's. `what` names the run.
+#[cfg(unix)]
+fn assert_ended_by_one_sigterm(o: &std::process::Output, out: &std::path::Path, what: &str) {
+    let text = stdout(o);
+    let why = format!("{what}: {text}{}", stderr(o));
+    assert_eq!(o.status.code(), Some(0), "{why}");
+    let run = run_dir(out);
+    let h = history::read_jsonl_file(&run.join("history.jsonl")).unwrap();
+    let end = h
+        .end
+        .as_ref()
+        .unwrap_or_else(|| panic!("no end line: {why}"));
+    assert_eq!(end.txns as usize, h.txns.len(), "{why}");
+    let report = read_report(&run);
+    assert_eq!(report["verdict"], "ok", "{why}");
+    assert_eq!(report["run"]["interrupted_by"], "SIGTERM", "{why}");
+    assert!(text.starts_with("verdict: ok (ser)"), "{why}");
+    assert!(
+        !stderr(o).contains("interrupted by SIGTERM\n"),
+        "quit at once: {why}"
+    );
+}
+
+/// One signal is one signal: GNU `timeout` (without `--foreground`) sends
+/// its SIGTERM to the harness and then to its whole process group, so the
+/// harness gets it twice; that must stop the run gracefully every time,
+/// never quit at once (issue 24). `--preserve-status` makes `timeout`
+/// exit with the harness's code.
+#[cfg(unix)]
+#[test]
+fn sigterm_through_timeout_counts_once_every_time() {
+    for i in 0..50 {
+        let dir = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new("timeout")
+            .args(["--preserve-status", "-s", "TERM", "0.5s"])
+            .arg(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "--clients", "1", "--duration", "600s", "--out"])
+            .arg(dir.path())
+            .output()
+            .expect("run timeout (GNU coreutils)");
+        assert_ended_by_one_sigterm(&o, dir.path(), &format!("run {i} of 50"));
+    }
+}
+
+/// The same SIGTERM sent to the harness and to its process group, back to
+/// back (what `timeout` does, with the gap that made the second delivery
+/// a second signal more often): the run still ends gracefully.
+#[cfg(unix)]
+#[test]
+fn a_process_group_sigterm_counts_once() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    for i in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "--clients", "1", "--duration", "600s", "--out"])
+            .arg(dir.path())
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the client has recorded transactions.
+        let mut tries = 0;
+        loop {
+            let lines = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(|e| {
+                    std::fs::read_to_string(e.unwrap().path().join("history.jsonl")).ok()
+                })
+                .map(|t| t.lines().count())
+                .sum::<usize>();
+            if lines > 20 {
+                break;
+            }
+            tries += 1;
+            assert!(tries < 600, "the run recorded nothing");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let pid = child.id().to_string();
+        for target in [pid.clone(), format!("-{pid}")] {
+            let ok = Command::new("kill")
+                .args(["-TERM", "--", &target])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "kill -TERM -- {target}");
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_ended_by_one_sigterm(&o, dir.path(), &format!("run {i} of 5"));
+    }
+}
+
+/// With stderr not a terminal, the clients phase prints a status line every
+/// few seconds (here every 200 ms, through `HARNESS_RUN_STATUS_MS`): the
+/// seconds elapsed, committed, failed, info and the rate, so a CI log shows
+/// a live run.
+#[test]
+fn a_run_without_a_terminal_prints_status_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--clients", "2", "--duration", "2s", "--out"])
+        .arg(dir.path())
+        .env("HARNESS_RUN_STATUS_MS", "200")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{}{err}", stdout(&o));
+    // run: 1 s: 2468 committed, 56 failed, 0 info; 246.8 committed/s
+    let lines: Vec<(u64, u64, u64, u64, f64)> = err
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("run: ")?;
+            let (secs, rest) = rest.split_once(" s: ")?;
+            let (ok, rest) = rest.split_once(" committed, ")?;
+            let (fail, rest) = rest.split_once(" failed, ")?;
+            let (info, rest) = rest.split_once(" info; ")?;
+            let rate = rest.strip_suffix(" committed/s")?;
+            Some((
+                secs.parse().ok()?,
+                ok.parse().ok()?,
+                fail.parse().ok()?,
+                info.parse().ok()?,
+                rate.parse().ok()?,
+            ))
+        })
+        .collect();
+    assert!(!lines.is_empty(), "no status line: {err}");
+    let &(_, ok, _, info, _) = lines.last().unwrap();
+    assert!(ok > 0, "{err}");
+    assert_eq!(info, 0, "{err}");
+    assert!(lines.iter().all(|l| l.4 >= 0.0), "{err}");
+    // Counts only grow.
+    assert!(lines.windows(2).all(|w| w[0].1 <= w[1].1), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("run: ")).count(),
+        lines.len(),
+        "a status line of another shape: {err}"
+    );
+}

@@ -223,3 +223,43 @@ fn a_broken_tpcc_condition_is_reported() {
     let r = recheck(&rt, &url, suffix);
     assert!(r.ok, "{r}");
 }
+
+/// blindw at its defaults (sorted key order, 2000 zipf keys, 8 clients) for
+/// a few seconds: writers take their row locks in one order, so no
+/// transaction dies of a deadlock (40P01), and most commit. No timing is
+/// asserted: the point of the default is that no writer waits out
+/// `deadlock_timeout`, which the deadlock count shows directly.
+#[test]
+fn blindw_default_key_order_does_not_deadlock() {
+    let url = scratch_db("wl_blindw_key_order");
+    for level in ["ser", "si"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().display().to_string();
+        let mut args = vec!["run", "--out", &out, "--check-timeout", "120s"];
+        args.extend(target("postgres", &url, "blindw"));
+        args.extend(["--level", level, "--clients", "8", "--duration", "3s"]);
+        args.extend(["--seed", "24"]);
+        let o = harness(&args);
+        let text = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{level}: {text}{}", stderr(&o));
+        let dir = run_dir(tmp.path());
+        let h = history::read_jsonl_file(&dir.join("history.jsonl")).expect("history parses");
+        let report = read_report(&dir);
+        assert_eq!(report["run"]["key_order"], "sorted", "{level}");
+        let deadlocked = h
+            .txns
+            .iter()
+            .filter(|t| t.error.as_deref().is_some_and(|e| e.starts_with("40P01")))
+            .count();
+        assert_eq!(deadlocked, 0, "{level}: {text}");
+        assert_eq!(report["abort_rate"]["deadlocks"], 0, "{level}: {text}");
+        let writers = h
+            .txns
+            .iter()
+            .filter(|t| t.kind.as_deref() == Some("write-only"))
+            .count();
+        assert!(writers > 0, "{level}: no writers: {text}");
+        let abort = report["abort_rate"]["overall"].as_f64().unwrap();
+        assert!(abort < 0.5, "{level}: abort rate {abort}: {text}");
+    }
+}

@@ -41,6 +41,17 @@ pub enum AdapterError {
         /// What went wrong.
         detail: String,
     },
+    /// Dropping the run's tables failed (they are still there), after
+    /// retrying for as long as [`crate::OpenOptions::teardown_wait`] says.
+    #[error("{db}: the run's tables at {url} could not be dropped: {detail}")]
+    Teardown {
+        /// The database's name.
+        db: &'static str,
+        /// The redacted URL or file tried last.
+        url: String,
+        /// What went wrong the last time.
+        detail: String,
+    },
     /// The plan uses something the adapter cannot express (e.g. string keys
     /// in an integer-keyed table); nothing was sent to the database.
     #[error("unsupported plan: {0}")]
@@ -292,6 +303,80 @@ pub(crate) async fn timed<T>(
             code: "timeout".into(),
             message: format!("no answer within {} ms", limit.as_millis()),
         }),
+    }
+}
+
+/// Lets a run abandon every statement in flight at once: what an
+/// interrupted run does once its grace period for the transactions in
+/// flight is over, so that a stuck database cannot hold it up.
+#[derive(Clone, Debug, Default)]
+pub struct GiveUp(Option<tokio::sync::watch::Receiver<bool>>);
+
+/// The run's end of a [`GiveUp`].
+#[derive(Debug)]
+pub struct GiveUpNow(tokio::sync::watch::Sender<bool>);
+
+impl GiveUp {
+    /// A signal that never comes (the default: statements wait for their
+    /// own timeout only).
+    pub fn never() -> GiveUp {
+        GiveUp(None)
+    }
+
+    /// A signal and the handle that sends it.
+    pub fn pair() -> (GiveUpNow, GiveUp) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (GiveUpNow(tx), GiveUp(Some(rx)))
+    }
+
+    /// Resolves once the run gives up (never, if it cannot any more).
+    async fn wait(&self) {
+        if let Some(rx) = &self.0 {
+            let mut rx = rx.clone();
+            if rx.wait_for(|g| *g).await.is_ok() {
+                return;
+            }
+        }
+        std::future::pending().await
+    }
+}
+
+impl GiveUpNow {
+    /// Abandons every statement in flight, and every later one.
+    pub fn now(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+/// What a statement may take: its own timeout, and no longer than the run
+/// is willing to wait ([`GiveUp`]).
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// The statement timeout (`--statement-timeout`).
+    pub statement: Duration,
+    /// The run's signal to abandon what is in flight.
+    pub give_up: GiveUp,
+}
+
+/// The error of a statement abandoned by [`GiveUpNow::now`]: a timeout (the
+/// connection is dropped; `info` at COMMIT, `fail` before it).
+pub const GAVE_UP: &str = "interrupted";
+
+impl Limits {
+    /// Awaits `fut` within both limits; running out of either is a
+    /// [`ErrorClass::Timeout`].
+    pub(crate) async fn timed<T>(
+        &self,
+        fut: impl Future<Output = Result<T, DbError>>,
+    ) -> Result<T, DbError> {
+        tokio::select! {
+            r = timed(self.statement, fut) => r,
+            () = self.give_up.wait() => Err(DbError {
+                class: ErrorClass::Timeout,
+                code: GAVE_UP.into(),
+                message: "abandoned: the run was interrupted and stopped waiting for it".into(),
+            }),
+        }
     }
 }
 

@@ -6,13 +6,12 @@
 //! the executor needs, with its own SQL and error classification.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use history::{DbTs, Key, Op, Status};
 use workloads::{Plan, Step};
 
-use crate::error::{timed, AdapterError, DbError, ErrorClass, Phase};
+use crate::error::{AdapterError, DbError, ErrorClass, Limits, Phase};
 use crate::{Isolation, Outcome, Session};
 
 /// A register row as read: its value and whether it is a tombstone.
@@ -67,20 +66,21 @@ pub trait Conn: Send {
 /// A [`Session`] over any [`Conn`].
 pub struct SqlSession<C: Conn> {
     conn: C,
-    timeout: Duration,
+    limits: Limits,
 }
 
 impl<C: Conn> SqlSession<C> {
-    /// A session whose statements are abandoned after `timeout`.
-    pub fn new(conn: C, timeout: Duration) -> Self {
-        SqlSession { conn, timeout }
+    /// A session whose statements are abandoned after their timeout, or
+    /// when the run gives up on them.
+    pub fn new(conn: C, limits: Limits) -> Self {
+        SqlSession { conn, limits }
     }
 }
 
 #[async_trait]
 impl<C: Conn> Session for SqlSession<C> {
     async fn run(&mut self, plan: &Plan, iso: &Isolation) -> Result<Outcome, AdapterError> {
-        execute(&mut self.conn, plan, iso, self.timeout).await
+        execute(&mut self.conn, plan, iso, &self.limits).await
     }
 
     async fn close(mut self: Box<Self>) {
@@ -91,7 +91,7 @@ impl<C: Conn> Session for SqlSession<C> {
         &mut self,
         check: workloads::EndCheck,
     ) -> Result<workloads::EndReport, AdapterError> {
-        crate::tpcc::end_check(self.conn.tpcc(), check, self.timeout).await
+        crate::tpcc::end_check(self.conn.tpcc(), check, self.limits.statement).await
     }
 }
 
@@ -145,7 +145,7 @@ pub async fn execute<C: Conn + ?Sized>(
     conn: &mut C,
     plan: &Plan,
     iso: &Isolation,
-    limit: Duration,
+    limits: &Limits,
 ) -> Result<Outcome, AdapterError> {
     check_keys(plan)?;
     check_supported(conn, plan)?;
@@ -154,18 +154,18 @@ pub async fn execute<C: Conn + ?Sized>(
         .steps
         .iter()
         .all(|s| matches!(s, Step::Read(_) | Step::RangeRead(..) | Step::ReadList(_)));
-    if let Err(e) = timed(limit, conn.begin_plan(iso, read_only)).await {
-        return Ok(abort(conn, ops, e, Phase::Begin, limit).await);
+    if let Err(e) = limits.timed(conn.begin_plan(iso, read_only)).await {
+        return Ok(abort(conn, ops, e, Phase::Begin, limits).await);
     }
     for step in &plan.steps {
-        if let Err(e) = run_step(conn, step, &mut ops, limit).await {
-            return Ok(abort(conn, ops, e, Phase::Statement, limit).await);
+        if let Err(e) = run_step(conn, step, &mut ops, limits).await {
+            return Ok(abort(conn, ops, e, Phase::Statement, limits).await);
         }
     }
-    match timed(limit, conn.commit()).await {
+    match limits.timed(conn.commit()).await {
         Ok(()) => {
             // The transaction committed whatever this answers.
-            let dbts = tokio::time::timeout(limit, conn.committed_dbts())
+            let dbts = tokio::time::timeout(limits.statement, conn.committed_dbts())
                 .await
                 .ok()
                 .flatten();
@@ -177,7 +177,7 @@ pub async fn execute<C: Conn + ?Sized>(
                 dbts,
             })
         }
-        Err(e) => Ok(abort(conn, ops, e, Phase::Commit, limit).await),
+        Err(e) => Ok(abort(conn, ops, e, Phase::Commit, limits).await),
     }
 }
 
@@ -188,12 +188,12 @@ async fn abort<C: Conn + ?Sized>(
     ops: Vec<Op>,
     e: DbError,
     phase: Phase,
-    limit: Duration,
+    limits: &Limits,
 ) -> Outcome {
     let status = e.class.status(phase);
     let mut broken = e.class.breaks_connection();
     if !broken {
-        if let Err(r) = timed(limit, conn.rollback()).await {
+        if let Err(r) = limits.timed(conn.rollback()).await {
             broken = r.class.breaks_connection();
         }
     }
@@ -213,13 +213,13 @@ async fn run_step<C: Conn + ?Sized>(
     conn: &mut C,
     step: &Step,
     ops: &mut Vec<Op>,
-    limit: Duration,
+    limits: &Limits,
 ) -> Result<(), DbError> {
     // Keys were checked before BEGIN.
     let ik = |k: &Key| int_key(k).unwrap_or_default();
     match step {
         Step::Read(k) => {
-            let row = timed(limit, conn.read(ik(k))).await?;
+            let row = limits.timed(conn.read(ik(k))).await?;
             ops.push(Op::Read {
                 key: k.clone(),
                 value: row.map(|(v, _)| v),
@@ -230,10 +230,10 @@ async fn run_step<C: Conn + ?Sized>(
                 key: k.clone(),
                 value: *v,
             });
-            timed(limit, conn.upsert(ik(k), *v, false)).await?;
+            limits.timed(conn.upsert(ik(k), *v, false)).await?;
         }
         Step::Insert(k, v) => {
-            let row = timed(limit, conn.read(ik(k))).await?;
+            let row = limits.timed(conn.read(ik(k))).await?;
             ops.push(Op::Read {
                 key: k.clone(),
                 value: row.map(|(v, _)| v),
@@ -246,11 +246,11 @@ async fn run_step<C: Conn + ?Sized>(
                 Some((_, false)) => {} // live row: the insert is skipped
                 None => {
                     ops.push(insert);
-                    timed(limit, conn.insert(ik(k), *v)).await?;
+                    limits.timed(conn.insert(ik(k), *v)).await?;
                 }
                 Some((_, true)) => {
                     ops.push(insert);
-                    if !timed(limit, conn.revive(ik(k), *v)).await? {
+                    if !limits.timed(conn.revive(ik(k), *v)).await? {
                         ops.pop(); // someone revived it first: nothing written
                     }
                 }
@@ -261,10 +261,10 @@ async fn run_step<C: Conn + ?Sized>(
                 key: k.clone(),
                 value: *v,
             });
-            timed(limit, conn.upsert(ik(k), *v, true)).await?;
+            limits.timed(conn.upsert(ik(k), *v, true)).await?;
         }
         Step::RangeRead(lo, hi) => {
-            let rows = timed(limit, conn.range(ik(lo), ik(hi))).await?;
+            let rows = limits.timed(conn.range(ik(lo), ik(hi))).await?;
             ops.push(Op::RangeRead {
                 lo: lo.clone(),
                 hi: hi.clone(),
@@ -276,17 +276,17 @@ async fn run_step<C: Conn + ?Sized>(
                 key: k.clone(),
                 value: *v,
             });
-            timed(limit, conn.append(ik(k), *v)).await?;
+            limits.timed(conn.append(ik(k), *v)).await?;
         }
         Step::ReadList(k) => {
-            let values = timed(limit, conn.read_list(ik(k))).await?;
+            let values = limits.timed(conn.read_list(ik(k))).await?;
             ops.push(Op::ReadList {
                 key: k.clone(),
                 values: Some(values),
             });
         }
         Step::Tpcc(t) => match conn.tpcc() {
-            Some(c) => crate::tpcc::run(c, t, ops, limit).await?,
+            Some(c) => crate::tpcc::run(c, t, ops, limits).await?,
             // Checked before BEGIN; kept as an error rather than a panic.
             None => {
                 return Err(DbError {
@@ -340,6 +340,7 @@ pub fn parse_list(text: &str) -> Result<Vec<i64>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use workloads::tpcc::{OrderStatus, TpccTxn};
     use workloads::EndCheck;
 
@@ -409,9 +410,11 @@ mod tests {
             name: "serializable",
             begin: "BEGIN",
         };
-        let e = execute(&mut c, &plan, &iso, Duration::from_secs(1))
-            .await
-            .unwrap_err();
+        let limits = Limits {
+            statement: Duration::from_secs(1),
+            give_up: crate::GiveUp::never(),
+        };
+        let e = execute(&mut c, &plan, &iso, &limits).await.unwrap_err();
         assert!(matches!(e, AdapterError::Unsupported(_)), "{e}");
         assert!(e.to_string().contains("no TPC-C statements"), "{e}");
         assert!(!c.sent, "nothing may be sent");

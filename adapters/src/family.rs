@@ -265,6 +265,7 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 }
 
 /// One endpoint: its parsed options, its printable URL, its password.
+#[derive(Clone)]
 pub struct Endpoint<O> {
     pub(crate) opts: O,
     /// The URL as given, password redacted.
@@ -280,8 +281,16 @@ pub struct Family<P: Protocol> {
     pub(crate) db: &'static str,
     hint: &'static str,
     pub(crate) endpoints: Vec<Endpoint<P::Opts>>,
+    /// Where the tables are created and dropped: the database itself
+    /// (never a fault proxy); the drop tries them in turn.
+    admin: Vec<Endpoint<P::Opts>>,
+    /// How long the drop keeps trying.
+    teardown_wait: Duration,
     connect_timeout: Duration,
     pub(crate) statement_timeout: Duration,
+    /// What each client statement may take (the timeout and the run's
+    /// give-up signal).
+    pub(crate) limits: crate::Limits,
     pub(crate) reads: Reads,
     /// Classifies the server's errors.
     pub(crate) classify: P::Classify,
@@ -315,26 +324,40 @@ impl<P: Protocol> Family<P> {
         } else {
             opts.urls.iter().map(String::as_str).collect()
         };
-        let mut endpoints = Vec::with_capacity(urls.len());
-        let mut params = Vec::with_capacity(urls.len());
-        for url in urls {
+        let parse = |url: &str| {
             let shown = redact_url(url);
             let (parsed, secret, taken) = P::parse(url, ours).map_err(|e| {
                 AdapterError::Config(format!("{db}: cannot use --url {shown}: {e}"))
             })?;
-            endpoints.push(Endpoint {
+            let ep = Endpoint {
                 opts: parsed,
                 shown,
                 secret,
-            });
+            };
+            Ok::<_, AdapterError>((ep, taken))
+        };
+        let mut endpoints = Vec::with_capacity(urls.len());
+        let mut params = Vec::with_capacity(urls.len());
+        for url in urls {
+            let (ep, taken) = parse(url)?;
+            endpoints.push(ep);
             params.push(taken);
         }
+        let admin = match opts.admin_urls.is_empty() {
+            true => vec![endpoints[0].clone()],
+            false => (opts.admin_urls.iter())
+                .map(|u| parse(u).map(|(ep, _)| ep))
+                .collect::<Result<_, _>>()?,
+        };
         let family = Family {
             db,
             hint,
             endpoints,
+            admin,
+            teardown_wait: opts.teardown_wait,
             connect_timeout: Duration::from_secs(3),
             statement_timeout: opts.statement_timeout,
+            limits: opts.limits(),
             reads: Reads::new(opts.read_lock, &P::READS),
             classify,
             notes: Arc::default(),
@@ -347,10 +370,10 @@ impl<P: Protocol> Family<P> {
     }
 
     /// What the server says it is: the answer of `sql` on a connection of
-    /// its own to the first endpoint; `None` if anything fails (the run
-    /// then says so where it connects).
+    /// its own to the database (not through a fault proxy); `None` if
+    /// anything fails (the run then says so where it connects).
     pub(crate) async fn server_text(&self, sql: &str) -> Option<String> {
-        let mut conn = self.open(&self.endpoints[0]).await.ok()?;
+        let mut conn = self.open(&self.admin[0]).await.ok()?;
         let text = P::text(&mut conn, sql).await;
         P::close(conn).await;
         text
@@ -393,20 +416,21 @@ impl<P: Protocol> Family<P> {
         }
     }
 
-    /// A setup error at the first endpoint.
+    /// A setup error at the endpoint the tables are created at.
     fn setup_failed(&self, detail: String) -> AdapterError {
         AdapterError::Setup {
             db: self.db,
-            url: self.endpoints[0].shown.clone(),
+            url: self.admin[0].shown.clone(),
             detail,
         }
     }
 
-    /// Creates the tables on the first endpoint, on a connection kept
-    /// until [`Family::teardown`]. A run's own tables: first takes the
-    /// run's lock and refuses tables that exist already.
+    /// Creates the tables on the database itself (the first of the admin
+    /// endpoints, never a fault proxy), on a connection kept until
+    /// [`Family::teardown`]. A run's own tables: first takes the run's
+    /// lock and refuses tables that exist already.
     pub(crate) async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        let ep = &self.endpoints[0];
+        let ep = &self.admin[0];
         let secret = ep.secret.as_deref();
         let fail = |detail: String| self.setup_failed(detail);
         let mut guard = self.guard.lock().await;
@@ -458,31 +482,82 @@ impl<P: Protocol> Family<P> {
     }
 
     /// Drops the tables `setup` created (unless `keep`), gives the run's
-    /// lock back and closes the connection that held it.
+    /// lock back and closes the connection that held it. While the drop
+    /// fails (the connection was lost with a killed or restarted node, the
+    /// node cannot be reached or refuses work while it rejoins), it tries
+    /// again on a new connection, to the next admin endpoint (another node
+    /// of the cluster), for up to [`OpenOptions::teardown_wait`].
     pub(crate) async fn teardown(&self, keep: bool) -> Result<(), AdapterError> {
         let held = self.guard.lock().await.take();
-        let drop = self.owned.swap(false, Ordering::Relaxed) && !keep;
-        let ep = &self.endpoints[0];
-        let mut conn = match held {
-            Some(c) if P::usable(&c) => c,
-            _ if drop => self.open(ep).await?,
-            _ => return Ok(()),
-        };
-        let mut result = Ok(());
-        if drop {
-            let sql = format!(
-                "DROP TABLE IF EXISTS {}",
-                self.tables.all_tables().join(", ")
-            );
-            if let Err(e) = P::batch(&mut conn, &sql, ep.secret.as_deref()).await {
-                result = Err(self.setup_failed(format!("dropping the run's tables: {e}")));
+        let held = held.filter(|c| P::usable(c));
+        if !self.owned.swap(false, Ordering::Relaxed) || keep {
+            if let Some(mut conn) = held {
+                P::unlock(&mut conn, &self.tables).await;
+                P::close(conn).await;
             }
+            return Ok(());
         }
-        // Give the lock back before leaving: the server frees it on
-        // disconnect only once it notices, and the next run may come first.
-        P::unlock(&mut conn, &self.tables).await;
-        P::close(conn).await;
-        result
+        let sql = format!(
+            "DROP TABLE IF EXISTS {}",
+            self.tables.all_tables().join(", ")
+        );
+        let deadline = tokio::time::Instant::now() + self.teardown_wait;
+        let mut held = held;
+        let mut pause = Duration::from_millis(200);
+        for ep in self.admin.iter().cycle() {
+            let secret = ep.secret.as_deref();
+            // The connection that holds the lock first (on the first
+            // endpoint), then new ones.
+            let (conn, holds_lock) = match held.take() {
+                Some(c) => (Ok(c), true),
+                None => (self.open(ep).await, false),
+            };
+            let failed = match conn {
+                Err(AdapterError::Connect { detail, .. }) => detail,
+                Err(e) => e.to_string(),
+                Ok(mut conn) => {
+                    let r = tokio::time::timeout(
+                        self.statement_timeout,
+                        P::batch(&mut conn, &sql, secret),
+                    )
+                    .await;
+                    let failed = match r {
+                        Ok(Ok(())) => None,
+                        Ok(Err(e)) => Some(e),
+                        Err(_) => Some(format!(
+                            "no answer within {} s",
+                            self.statement_timeout.as_secs_f64()
+                        )),
+                    };
+                    // Give the lock back before leaving: the server frees
+                    // it on disconnect only once it notices, and the next
+                    // run may come first.
+                    if holds_lock {
+                        let unlock = P::unlock(&mut conn, &self.tables);
+                        let _ = tokio::time::timeout(self.statement_timeout, unlock).await;
+                    }
+                    P::close(conn).await;
+                    match failed {
+                        None => return Ok(()),
+                        Some(e) => e,
+                    }
+                }
+            };
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Err(AdapterError::Teardown {
+                    db: self.db,
+                    url: ep.shown.clone(),
+                    detail: format!(
+                        "{failed} (still failing after {} s)",
+                        self.teardown_wait.as_secs_f64()
+                    ),
+                });
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+        unreachable!("the admin endpoints are never empty")
     }
 
     /// Opens a connection for `session` on its endpoint, with the session

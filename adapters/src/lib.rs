@@ -29,7 +29,10 @@ use async_trait::async_trait;
 use history::{DbTs, Level, Op, Status};
 use workloads::{Plan, Schema};
 
-pub use error::{redact_url, AdapterError, ConnectFailure, DbError, ErrorClass, Phase};
+pub use error::{
+    redact_url, AdapterError, ConnectFailure, DbError, ErrorClass, GiveUp, GiveUpNow, Limits,
+    Phase, GAVE_UP,
+};
 pub use tables::TableNames;
 
 /// The isolation a database will run transactions at: its own name for it
@@ -100,7 +103,10 @@ pub trait Database: Send + Sync {
     /// Ends the run on the database once the clients have stopped: drops
     /// the tables this adapter's [`Database::setup`] created, unless
     /// `keep_tables`, and releases the run's lock. Never drops tables it
-    /// did not create.
+    /// did not create. Goes to the database itself, never through a fault
+    /// proxy ([`OpenOptions::admin_urls`]), and keeps trying while it
+    /// cannot get through, for up to [`OpenOptions::teardown_wait`]; an
+    /// error means the tables are still there.
     async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
         let _ = keep_tables;
         Ok(())
@@ -240,11 +246,25 @@ pub struct OpenOptions {
     /// `--url` values; empty means the database's default. Sessions are
     /// spread over several URLs round-robin.
     pub urls: Vec<String>,
+    /// Where the run's tables are created and dropped (and the server's
+    /// version asked), when not at the first of `urls`: the database
+    /// itself when `urls` point at a fault proxy, so that setup and
+    /// teardown never go through the faults. The first is used; the drop
+    /// tries the others in turn (other nodes of the same replicated
+    /// database) while it cannot reach one. Empty: the first of `urls`.
+    pub admin_urls: Vec<String>,
+    /// How long [`Database::teardown`] keeps trying to drop the tables
+    /// while the database cannot be reached or refuses (a node killed or
+    /// restarting, a cluster still rejoining) before it gives up.
+    pub teardown_wait: Duration,
     /// The run folder (SQLite keeps its file there unless a URL names one).
     pub run_dir: PathBuf,
     /// How long to wait for any one statement before abandoning the
     /// connection (the transaction is then `fail`, or `info` at COMMIT).
     pub statement_timeout: Duration,
+    /// The run's signal to abandon every statement in flight (after an
+    /// interrupt's grace period); never, by default.
+    pub give_up: GiveUp,
     /// For `memdb`: the isolation bug to switch on.
     pub bug: Option<memdb::Bug>,
     /// For `memdb`: the seed of its random choices.
@@ -263,12 +283,24 @@ pub struct OpenOptions {
 }
 
 impl OpenOptions {
-    /// Options with the default statement timeout (30 s).
+    /// What each statement may take.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            statement: self.statement_timeout,
+            give_up: self.give_up.clone(),
+        }
+    }
+
+    /// Options with the default statement timeout (30 s), setup and
+    /// teardown at the first URL, and 30 s for the drop to get through.
     pub fn new(urls: Vec<String>, run_dir: PathBuf) -> OpenOptions {
         OpenOptions {
             urls,
+            admin_urls: Vec::new(),
+            teardown_wait: Duration::from_secs(30),
             run_dir,
             statement_timeout: Duration::from_secs(30),
+            give_up: GiveUp::never(),
             bug: None,
             seed: 0,
             read_lock: ReadLock::Plain,

@@ -689,7 +689,7 @@ impl Conn for MemConn {
 /// memdb as a [`Database`]: one store per run, shared by its sessions.
 pub struct MemDatabase {
     db: Arc<MemDb>,
-    timeout: std::time::Duration,
+    limits: crate::Limits,
 }
 
 impl MemDatabase {
@@ -702,7 +702,7 @@ impl MemDatabase {
         }
         Ok(MemDatabase {
             db: MemDb::new(opts.bug, opts.seed),
-            timeout: opts.statement_timeout,
+            limits: opts.limits(),
         })
     }
 }
@@ -743,7 +743,7 @@ impl Database for MemDatabase {
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
         Ok(Box::new(SqlSession::new(
             self.db.connect(session),
-            self.timeout,
+            self.limits.clone(),
         )))
     }
 }

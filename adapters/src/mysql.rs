@@ -368,7 +368,7 @@ impl Protocol for My {
                 tidb,
                 txn: TxnStamps::default(),
             },
-            family.statement_timeout,
+            family.limits.clone(),
         ))
     }
 }

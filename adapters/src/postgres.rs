@@ -206,7 +206,7 @@ impl Protocol for Pg {
                 classify: family.classify,
                 rc_check,
             },
-            family.statement_timeout,
+            family.limits.clone(),
         ))
     }
 }
@@ -421,6 +421,28 @@ impl PgConn {
         Ok(s)
     }
 
+    /// Runs the prepared `sql` with `params`: the rows it changed.
+    async fn run_prepared(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<u64, DbError> {
+        let st = self.stmt(sql).await?;
+        let r = self.client.execute(&st, params).await;
+        r.map_err(|e| self.err(e))
+    }
+
+    /// Runs the prepared single-row query `sql` with `params`.
+    async fn query_row(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Option<tokio_postgres::Row>, DbError> {
+        let st = self.stmt(sql).await?;
+        let r = self.client.query_opt(&st, params).await;
+        r.map_err(|e| self.err(e))
+    }
+
     async fn simple(&mut self, sql: &'static str) -> Result<(), DbError> {
         self.client
             .batch_execute(sql)
@@ -446,13 +468,7 @@ impl Conn for PgConn {
     }
 
     async fn read(&mut self, k: i64) -> Result<Option<(i64, bool)>, DbError> {
-        let st = self.stmt(self.reads.read).await?;
-        let row = self
-            .client
-            .query_opt(&st, &[&k])
-            .await
-            .map_err(|e| self.err(e))?;
-        match row {
+        match self.query_row(self.reads.read, &[&k]).await? {
             None => Ok(None),
             Some(r) => {
                 let v: i64 = r.try_get(0).map_err(|e| self.err(e))?;
@@ -463,21 +479,17 @@ impl Conn for PgConn {
     }
 
     async fn insert(&mut self, k: i64, v: i64) -> Result<(), DbError> {
-        let st = self.stmt(sql::INSERT).await?;
-        let r = self.client.execute(&st, &[&k, &v]).await;
-        r.map(|_| ()).map_err(|e| self.err(e))
+        self.run_prepared(sql::INSERT, &[&k, &v]).await.map(|_| ())
     }
 
     async fn revive(&mut self, k: i64, v: i64) -> Result<bool, DbError> {
-        let st = self.stmt(sql::REVIVE).await?;
-        let r = self.client.execute(&st, &[&k, &v]).await;
-        r.map(|n| n == 1).map_err(|e| self.err(e))
+        Ok(self.run_prepared(sql::REVIVE, &[&k, &v]).await? == 1)
     }
 
     async fn upsert(&mut self, k: i64, v: i64, tomb: bool) -> Result<(), DbError> {
-        let st = self.stmt(sql::UPSERT).await?;
-        let r = self.client.execute(&st, &[&k, &v, &tomb]).await;
-        r.map(|_| ()).map_err(|e| self.err(e))
+        self.run_prepared(sql::UPSERT, &[&k, &v, &tomb])
+            .await
+            .map(|_| ())
     }
 
     async fn range(&mut self, lo: i64, hi: i64) -> Result<Vec<(i64, i64)>, DbError> {
@@ -497,20 +509,14 @@ impl Conn for PgConn {
     }
 
     async fn append(&mut self, k: i64, v: i64) -> Result<(), DbError> {
-        let st = self.stmt(sql::APPEND).await?;
         let text = v.to_string();
-        let r = self.client.execute(&st, &[&k, &text]).await;
-        r.map(|_| ()).map_err(|e| self.err(e))
+        self.run_prepared(sql::APPEND, &[&k, &text])
+            .await
+            .map(|_| ())
     }
 
     async fn read_list(&mut self, k: i64) -> Result<Vec<i64>, DbError> {
-        let st = self.stmt(self.reads.list).await?;
-        let row = self
-            .client
-            .query_opt(&st, &[&k])
-            .await
-            .map_err(|e| self.err(e))?;
-        match row {
+        match self.query_row(self.reads.list, &[&k]).await? {
             None => Ok(Vec::new()),
             Some(r) => {
                 let text: String = r.try_get(0).map_err(|e| self.err(e))?;

@@ -70,7 +70,7 @@ pub struct Sqlite {
     /// True once `setup` created the tables (only those are dropped).
     owned: AtomicBool,
     busy_timeout: Duration,
-    statement_timeout: Duration,
+    limits: crate::Limits,
 }
 
 impl Sqlite {
@@ -102,7 +102,7 @@ impl Sqlite {
             tables: opts.tables.clone(),
             owned: AtomicBool::new(false),
             busy_timeout: Duration::from_secs(5),
-            statement_timeout: opts.statement_timeout,
+            limits: opts.limits(),
         })
     }
 
@@ -230,10 +230,10 @@ impl Database for Sqlite {
             .execute(&mut conn)
             .await;
         let _ = conn.close().await;
-        r.map(|_| ()).map_err(|e| AdapterError::Setup {
+        r.map(|_| ()).map_err(|e| AdapterError::Teardown {
             db: "sqlite",
             url: self.location(),
-            detail: format!("dropping the run's tables: {}", error_text(&e)),
+            detail: error_text(&e),
         })
     }
 
@@ -244,7 +244,7 @@ impl Database for Sqlite {
                 conn: Some(conn),
                 sql: Rendered::new(self.tables.clone()),
             },
-            self.statement_timeout,
+            self.limits.clone(),
         )))
     }
 }

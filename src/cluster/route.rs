@@ -73,15 +73,21 @@ pub struct Routed {
 }
 
 /// Opens one `kind` adapter per node, each with the one URL of its node
-/// out of `opts.urls`.
+/// out of `opts.urls`. The tables are created on the node itself (its URL
+/// of `opts.admin_urls`, when a fault proxy stands before it) and, should
+/// that node be down at the end, dropped on another writable node.
 pub fn open(
     kind: adapters::DbKind,
     opts: &adapters::OpenOptions,
     routing: &Routing,
 ) -> Result<Arc<dyn Database>, AdapterError> {
+    let direct = |i: usize| opts.admin_urls.get(i).unwrap_or(&opts.urls[i]).clone();
     let one = |(name, i): &(String, usize)| {
         let mut o = opts.clone();
         o.urls = vec![opts.urls[*i].clone()];
+        o.admin_urls = vec![direct(*i)];
+        let others = routing.writers.iter().filter(|(_, j)| j != i);
+        o.admin_urls.extend(others.map(|(_, j)| direct(*j)));
         adapters::open(kind, &o).map(|db| (name.clone(), db))
     };
     let writers = routing.writers.iter().map(one).collect::<Result<_, _>>()?;

@@ -187,7 +187,7 @@ impl Nemesis {
         now: impl Fn() -> u64 + Send + Sync + 'static,
         faults: UnboundedSender<Fault>,
     ) -> Running {
-        let (stop, _) = watch::channel(false);
+        let stop = Arc::new(watch::channel(false).0);
         let ctx = Arc::new(Ctx {
             now: Box::new(now),
             faults,
@@ -228,6 +228,8 @@ pub fn default_url(db: &str) -> Option<&'static str> {
 pub struct Proxies {
     list: Vec<Proxy>,
     urls: Vec<String>,
+    /// The endpoints' own URLs, not through the proxies.
+    direct: Vec<String>,
 }
 
 impl Proxies {
@@ -248,12 +250,19 @@ impl Proxies {
         Ok(Proxies {
             list,
             urls: rewritten,
+            direct: urls.to_vec(),
         })
     }
 
     /// The URLs the clients use: each endpoint's, pointed at its proxy.
     pub fn urls(&self) -> Vec<String> {
         self.urls.clone()
+    }
+
+    /// The endpoints' own URLs (not through the proxies), in the order of
+    /// [`Proxies::urls`]: where the run's tables are created and dropped.
+    pub fn direct(&self) -> Vec<String> {
+        self.direct.clone()
     }
 
     /// The endpoints behind the proxies, `host:port` joined by commas.
@@ -281,11 +290,27 @@ struct Ctx {
 
 /// The running nemesis.
 pub struct Running {
-    stop: watch::Sender<bool>,
+    stop: Arc<watch::Sender<bool>>,
     tasks: Vec<JoinHandle<Vec<String>>>,
 }
 
+/// Heals a running nemesis from elsewhere (an interrupt), without waiting.
+pub struct Halt(Arc<watch::Sender<bool>>);
+
+impl Halt {
+    /// Undoes every fault in force at once (resumes paused nodes, heals
+    /// partitions) and starts no new one.
+    pub fn now(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
 impl Running {
+    /// A handle that heals the faults without waiting for the entries.
+    pub fn halt(&self) -> Halt {
+        Halt(Arc::clone(&self.stop))
+    }
+
     /// Stops scheduling, undoes the faults in force, waits for every entry
     /// and returns the warnings (failed commands).
     pub async fn stop(self) -> Vec<String> {

@@ -4,6 +4,7 @@
 //! Everything that comes from a history or a report goes through
 //! [`escape`](super::escape::escape); the page's own markup is the only unescaped text.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use checkers::{Anomaly, Report};
@@ -11,7 +12,7 @@ use history::{History, Key, Op};
 use serde_json::Value;
 
 use super::escape::escape;
-use super::{cycle, plot};
+use super::{cycle, plot, timeline};
 
 /// A JSON value as escaped text: strings bare, absent values as a dash.
 fn text(v: &Value) -> String {
@@ -84,8 +85,9 @@ pub fn render(run: &Value, check: &Report, h: &History) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>isoharness: {}</title><style>{STYLE}</style></head>\n<body>\n",
-        escape(id)
+         <title>isoharness: {}</title><style>{STYLE}{}</style></head>\n<body>\n",
+        escape(id),
+        timeline::STYLE
     );
     let _ = writeln!(s, "<h1>isoharness report: {}</h1>", escape(id));
     verdict(&mut s, run, check);
@@ -93,10 +95,11 @@ pub fn render(run: &Value, check: &Report, h: &History) -> String {
     run_info(&mut s, info);
     outcomes(&mut s, run);
     over_time(&mut s, h);
+    let axis = every_txn(&mut s, h, check);
     by_kind(&mut s, &run["abort_rate"]);
     end_check(&mut s, &run["end_check"]);
     check_details(&mut s, check);
-    counterexamples(&mut s, check);
+    counterexamples(&mut s, check, axis.as_ref());
     s.push_str("</body></html>\n");
     s
 }
@@ -230,6 +233,7 @@ fn outcomes(s: &mut String, run: &Value) {
         num(&t["attempted_per_s"], 1),
         num(&t["elapsed_s"], 3)
     );
+    deadlock_row(s, a);
     let l = &run["latency_ms"];
     if l.is_object() {
         let _ = writeln!(
@@ -360,6 +364,51 @@ fn over_time(s: &mut String, h: &History) {
     s.push_str("</table>\n");
 }
 
+/// The deadlock row of the outcomes table: how many transactions a
+/// deadlock ended and their share; nothing in a report from before it
+/// was counted.
+fn deadlock_row(s: &mut String, abort_rate: &Value) {
+    if abort_rate["deadlocks"].is_null() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "<tr><th>deadlocks (40P01, 1213)</th><td class=\"n\">{} ({})</td></tr>",
+        text(&abort_rate["deadlocks"]),
+        pct(&abort_rate["deadlock_rate"])
+    );
+}
+
+/// Where the counterexamples' times go: the clock value (ns) the charts
+/// count from, and the transactions the timeline marks.
+struct Axis {
+    origin: u64,
+    anchored: HashSet<u64>,
+}
+
+/// The timeline and the latency plot of every transaction, on the time
+/// axis of the charts; `None` when the history has no times.
+fn every_txn(s: &mut String, h: &History, check: &Report) -> Option<Axis> {
+    let b = plot::bucket(h)?;
+    let faults = plot::fault_bands(h, &b);
+    let marks: Vec<&checkers::TxnView> = check.anomalies.iter().flat_map(|a| &a.txns).collect();
+    let tl = timeline::timeline(h, &b, &faults, &marks);
+    let _ = writeln!(
+        s,
+        "<h2 id=\"timeline\">Timeline</h2>\n<p class=\"muted\">{}</p>\n{}",
+        tl.caption, tl.svg
+    );
+    let (svg, caption) = timeline::latency(h, &b, &faults);
+    let _ = writeln!(
+        s,
+        "<h2 id=\"latency-raw\">Latency of every transaction</h2>\n<p class=\"muted\">{caption}</p>\n{svg}"
+    );
+    Some(Axis {
+        origin: b.origin,
+        anchored: tl.anchored,
+    })
+}
+
 fn by_kind(s: &mut String, abort_rate: &Value) {
     let Some(kinds) = abort_rate["by_kind"].as_object().filter(|k| !k.is_empty()) else {
         return;
@@ -485,7 +534,7 @@ fn check_details(s: &mut String, c: &Report) {
     );
 }
 
-fn counterexamples(s: &mut String, c: &Report) {
+fn counterexamples(s: &mut String, c: &Report, axis: Option<&Axis>) {
     let found: usize = c.anomaly_counts.values().sum();
     let _ = writeln!(
         s,
@@ -510,7 +559,7 @@ fn counterexamples(s: &mut String, c: &Report) {
         );
     }
     for (i, a) in c.anomalies.iter().enumerate() {
-        anomaly(s, i + 1, a);
+        anomaly(s, i + 1, a, axis);
     }
 }
 
@@ -522,7 +571,7 @@ fn relevant(o: &Op, keys: &[&Key]) -> bool {
     }
 }
 
-fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
+fn anomaly(s: &mut String, n: usize, a: &Anomaly, axis: Option<&Axis>) {
     let _ = writeln!(
         s,
         "<section class=\"anomaly\" id=\"anomaly-{n}\"><h3>{n}. {}</h3>\n<p>{}</p>",
@@ -533,7 +582,7 @@ fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
     s.push('\n');
     let keys: Vec<&Key> = a.edges.iter().filter_map(|e| e.key.as_ref()).collect();
     s.push_str(
-        "<table><tr><th>txn</th><th>session</th><th>status</th><th>start / end (ns)</th>\
+        "<table><tr><th>txn</th><th>session</th><th>status</th><th>start / end (ms, as on the charts)</th>\
          <th>ops (those on the edges' keys <mark>highlighted</mark>)</th></tr>\n",
     );
     for t in &a.txns {
@@ -549,10 +598,32 @@ fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
                 }
             })
             .collect();
-        let time = |v: Option<u64>| v.map_or_else(|| "&ndash;".to_string(), |x| x.to_string());
+        // In ms on the charts' axis, linked to the transaction's marker on
+        // the timeline (ns in the tooltip).
+        let times = match (axis, t.start) {
+            (Some(ax), Some(start)) => {
+                let ms = |v: Option<u64>| {
+                    v.map_or_else(|| "&ndash;".to_string(), |x| timeline::ms(ax.origin, x))
+                };
+                let ns = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |x| x.to_string());
+                let href = if ax.anchored.contains(&t.id) {
+                    timeline::anchor(t.id)
+                } else {
+                    "timeline".to_string()
+                };
+                format!(
+                    "<a class=\"tl\" href=\"#{href}\" title=\"on the timeline; ns {} / {}\">{} / {}</a>",
+                    ns(Some(start)),
+                    ns(t.end),
+                    ms(Some(start)),
+                    ms(t.end)
+                )
+            }
+            _ => "&ndash; / &ndash;".to_string(),
+        };
         let _ = writeln!(
             s,
-            "<tr><td>T{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} / {}</td>\
+            "<tr><td>T{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>\
              <td class=\"ops\">{}</td></tr>",
             t.id,
             match &t.node {
@@ -561,8 +632,7 @@ fn anomaly(s: &mut String, n: usize, a: &Anomaly) {
                 None => t.session.to_string(),
             },
             t.status.as_str(),
-            time(t.start),
-            time(t.end),
+            times,
             ops.join(" ")
         );
     }

@@ -6,6 +6,7 @@ mod cycle;
 mod escape;
 mod html;
 mod plot;
+mod timeline;
 
 use std::fs;
 use std::path::{Path, PathBuf};

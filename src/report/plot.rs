@@ -291,12 +291,12 @@ pub struct Chart<'a> {
 /// logarithmic axis.
 pub const LOG_SPREAD: f64 = 30.0;
 
-const W: f64 = 760.0;
-const H: f64 = 220.0;
-const LEFT: f64 = 64.0;
-const RIGHT: f64 = 12.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 34.0;
+pub(super) const W: f64 = 760.0;
+pub(super) const H: f64 = 220.0;
+pub(super) const LEFT: f64 = 64.0;
+pub(super) const RIGHT: f64 = 12.0;
+pub(super) const TOP: f64 = 40.0;
+pub(super) const BOTTOM: f64 = 34.0;
 
 /// Colours of fault kinds, by their order among the kinds of the run.
 const FAULT_COLORS: [&str; 6] = [
@@ -310,7 +310,7 @@ pub fn fault_kinds(faults: &[FaultBand]) -> Vec<&str> {
 }
 
 /// The colour of fault kind `kind` among `kinds`.
-fn fault_color(kinds: &[&str], kind: &str) -> &'static str {
+pub(super) fn fault_color(kinds: &[&str], kind: &str) -> &'static str {
     let i = kinds.iter().position(|k| *k == kind).unwrap_or(0);
     FAULT_COLORS[i % FAULT_COLORS.len()]
 }
@@ -333,7 +333,7 @@ pub fn fmt_num(v: f64) -> String {
 
 /// The unit of a time axis of `span_s` seconds: its name and how many of
 /// it make a second.
-fn time_unit(span_s: f64) -> (&'static str, f64) {
+pub(super) fn time_unit(span_s: f64) -> (&'static str, f64) {
     if span_s >= 3.0 * 3600.0 {
         ("h", 1.0 / 3600.0)
     } else if span_s >= 300.0 {
@@ -462,6 +462,115 @@ pub fn time_ticks(from: f64, to: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Shades every fault window of `faults` from `top` down `height` px on the
+/// time axis `x` (seconds to px), naming each band when there is room.
+pub(super) fn draw_faults(
+    s: &mut String,
+    faults: &[FaultBand],
+    x: &dyn Fn(f64) -> f64,
+    top: f64,
+    height: f64,
+) {
+    let kinds = fault_kinds(faults);
+    for f in faults {
+        let (x0, x1) = (x(f.from_s), x(f.to_s.max(f.from_s)));
+        let color = fault_color(&kinds, &f.kind);
+        let mut tip = f.kind.clone();
+        if let Some(t) = &f.target {
+            let _ = write!(tip, " on {t}");
+        }
+        let _ = write!(tip, ", {} s to {} s", fmt_num(f.from_s), fmt_num(f.to_s));
+        if !f.applied {
+            tip.push_str(" (not applied)");
+        }
+        if let Some(d) = &f.detail {
+            let _ = write!(tip, ": {d}");
+        }
+        let (opacity, dash) = if f.applied {
+            ("0.22", "")
+        } else {
+            ("0.06", " stroke-dasharray=\"3 3\"")
+        };
+        let _ = write!(
+            s,
+            "<rect class=\"fault\" x=\"{x0:.1}\" y=\"{top}\" width=\"{w:.1}\" height=\"{height}\" \
+             fill=\"{color}\" fill-opacity=\"{opacity}\" stroke=\"{color}\" stroke-opacity=\"0.5\"{dash}>\
+             <title>{tip}</title></rect>",
+            w = (x1 - x0).max(1.0),
+            tip = escape(&tip)
+        );
+        // Named on the band when there is room for the name.
+        let full = f.label();
+        let short = full.rsplit(' ').next().unwrap_or_default().to_string();
+        let label = [full, short]
+            .into_iter()
+            .find(|l| x1 - x0 >= 5.5 * l.len() as f64);
+        if let (true, Some(label)) = (f.applied, label) {
+            let _ = write!(
+                s,
+                "<text class=\"flabel\" x=\"{:.1}\" y=\"{}\">{}</text>",
+                x0 + 2.0,
+                top + 10.0,
+                escape(&label)
+            );
+        }
+    }
+}
+
+/// Draws a horizontal grid line and a label at each of `ticks`, placed by
+/// `y`, across a plot `pw` wide.
+pub(super) fn draw_y_ticks(
+    s: &mut String,
+    ticks: &[f64],
+    labels: &[String],
+    y: &dyn Fn(f64) -> f64,
+    pw: f64,
+) {
+    for (v, label) in ticks.iter().zip(labels) {
+        let yy = y(*v);
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{x2}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"/>\
+             <text class=\"tick\" x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\">{label}</text>",
+            x2 = LEFT + pw,
+            tx = LEFT - 4.0,
+            ty = yy + 3.5,
+            label = escape(label)
+        );
+    }
+}
+
+/// The time axis under a plot whose bottom is at `base` px: round ticks in
+/// the unit [`time_unit`] picks for `span` s from `x0_s`, and the unit's
+/// name at the right, at `label_y`.
+pub(super) fn draw_time_axis(
+    s: &mut String,
+    x0_s: f64,
+    span: f64,
+    x: &dyn Fn(f64) -> f64,
+    base: f64,
+    label_y: f64,
+) {
+    let (unit, per_s) = time_unit(span);
+    let x_ticks = time_ticks(x0_s * per_s, (x0_s + span) * per_s);
+    for (t, label) in x_ticks.iter().zip(tick_labels(&x_ticks)) {
+        let xx = x(t / per_s);
+        let _ = write!(
+            s,
+            "<line class=\"axis\" x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{base}\" y2=\"{y1}\"/>\
+             <text class=\"tick\" x=\"{xx:.1}\" y=\"{ty}\" text-anchor=\"middle\">{label}</text>",
+            y1 = base + 4.0,
+            ty = base + 15.0,
+            label = escape(&label)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text class=\"tick\" x=\"{xx}\" y=\"{label_y}\" text-anchor=\"end\">time ({unit})</text>",
+        xx = W - RIGHT
+    );
+}
+
 /// Draws `c` as one inline `<svg>` element.
 pub fn chart(c: &Chart) -> String {
     let mut s = String::new();
@@ -512,49 +621,7 @@ pub fn chart(c: &Chart) -> String {
     );
     // Fault windows, under everything else.
     let kinds = fault_kinds(c.faults);
-    for f in c.faults {
-        let (x0, x1) = (x(f.from_s), x(f.to_s.max(f.from_s)));
-        let color = fault_color(&kinds, &f.kind);
-        let mut tip = f.kind.clone();
-        if let Some(t) = &f.target {
-            let _ = write!(tip, " on {t}");
-        }
-        let _ = write!(tip, ", {} s to {} s", fmt_num(f.from_s), fmt_num(f.to_s));
-        if !f.applied {
-            tip.push_str(" (not applied)");
-        }
-        if let Some(d) = &f.detail {
-            let _ = write!(tip, ": {d}");
-        }
-        let (opacity, dash) = if f.applied {
-            ("0.22", "")
-        } else {
-            ("0.06", " stroke-dasharray=\"3 3\"")
-        };
-        let _ = write!(
-            s,
-            "<rect class=\"fault\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{w:.1}\" height=\"{ph}\" \
-             fill=\"{color}\" fill-opacity=\"{opacity}\" stroke=\"{color}\" stroke-opacity=\"0.5\"{dash}>\
-             <title>{tip}</title></rect>",
-            w = (x1 - x0).max(1.0),
-            tip = escape(&tip)
-        );
-        // Named on the band when there is room for the name.
-        let full = f.label();
-        let short = full.rsplit(' ').next().unwrap_or_default().to_string();
-        let label = [full, short]
-            .into_iter()
-            .find(|l| x1 - x0 >= 5.5 * l.len() as f64);
-        if let (true, Some(label)) = (f.applied, label) {
-            let _ = write!(
-                s,
-                "<text class=\"flabel\" x=\"{:.1}\" y=\"{}\">{}</text>",
-                x0 + 2.0,
-                TOP + 10.0,
-                escape(&label)
-            );
-        }
-    }
+    draw_faults(&mut s, c.faults, &x, TOP, ph);
     // Axes, grid and ticks.
     let y_ticks: Vec<f64> = if log {
         (lo as i32..=hi as i32).map(|e| 10f64.powi(e)).collect()
@@ -567,38 +634,11 @@ pub fn chart(c: &Chart) -> String {
     } else {
         tick_labels(&y_ticks)
     };
-    for (v, label) in y_ticks.iter().zip(&y_labels) {
-        let yy = y(*v);
-        let _ = write!(
-            s,
-            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{x2}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"/>\
-             <text class=\"tick\" x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\">{label}</text>",
-            x2 = LEFT + pw,
-            tx = LEFT - 4.0,
-            ty = yy + 3.5,
-            label = escape(label)
-        );
-    }
-    let (unit, per_s) = time_unit(span);
-    let x_ticks = time_ticks(x0_s * per_s, (x0_s + span) * per_s);
-    for (t, label) in x_ticks.iter().zip(tick_labels(&x_ticks)) {
-        let xx = x(t / per_s);
-        let _ = write!(
-            s,
-            "<line class=\"axis\" x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{y0}\" y2=\"{y1}\"/>\
-             <text class=\"tick\" x=\"{xx:.1}\" y=\"{ty}\" text-anchor=\"middle\">{label}</text>",
-            y0 = TOP + ph,
-            y1 = TOP + ph + 4.0,
-            ty = TOP + ph + 15.0,
-            label = escape(&label)
-        );
-    }
+    draw_y_ticks(&mut s, &y_ticks, &y_labels, &y, pw);
+    draw_time_axis(&mut s, x0_s, span, &x, TOP + ph, H - 4.0);
     let _ = write!(
         s,
-        "<text class=\"tick\" x=\"{xx}\" y=\"{yy}\" text-anchor=\"end\">time ({unit})</text>\
-         <rect class=\"frame\" x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\"/>",
-        xx = LEFT + pw,
-        yy = H - 4.0
+        "<rect class=\"frame\" x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\"/>"
     );
     // The lines: a bucket without a value (no commit in it) is bridged;
     // a stall of [`GAP`] buckets or more breaks the line.

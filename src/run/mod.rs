@@ -10,7 +10,7 @@ mod stats;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -56,6 +56,9 @@ struct RunInfo {
     workload: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     variant: Option<String>,
+    /// blindw and range: the order of keys inside a transaction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_order: Option<String>,
     level: String,
     /// The database's own isolation setting used.
     isolation: String,
@@ -87,14 +90,21 @@ struct RunInfo {
     /// `ok` then says little. Empty when it did not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tested_little: Vec<String>,
+    /// The longest span with no commit, when the database seems to have
+    /// been gone (see `stats::outage`); also among `tested_little`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outage: Option<stats::Outage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
     /// The tables the run created (its own names), and whether they were
-    /// kept (`--keep-tables`) or dropped at the end.
+    /// kept (`--keep-tables`, or the drop failed) or dropped at the end.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tables: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     tables_kept: bool,
+    /// Why they were kept: `--keep-tables`, or why the drop failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tables_kept_why: Option<String>,
     /// The nemesis entries, in their compact syntax.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     nemesis: Vec<String>,
@@ -131,6 +141,9 @@ struct Counts {
 struct AbortRates<'a> {
     overall: f64,
     info: f64,
+    /// Transactions a deadlock ended (40P01, 1213), and their share.
+    deadlocks: u64,
+    deadlock_rate: f64,
     top_errors: &'a [stats::ErrorCount],
     by_kind: &'a std::collections::BTreeMap<String, stats::Outcomes>,
 }
@@ -149,6 +162,9 @@ fn workload(args: &RunArgs, seed: u64) -> Result<(Box<dyn workloads::Workload>, 
     }
     cfg.read_ratio = args.read_ratio.or(cfg.read_ratio);
     cfg.variant = args.variant.clone();
+    if let Some(o) = args.key_order {
+        cfg.key_order = o;
+    }
     cfg.seed = seed;
     cfg.clients = args.clients;
     args.tpcc.apply(&args.workload, &mut cfg)?;
@@ -191,6 +207,18 @@ struct Phase {
 /// Runs `harness run`; returns the verdict's exit code.
 pub fn command(mut args: RunArgs) -> Result<u8> {
     let routing = crate::cluster::prepare_run(&mut args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    // The handlers of Ctrl-C and SIGTERM are installed before the run
+    // folder, the tables and the history exist, so that no signal can kill
+    // the run half way through making them: from here on a first signal
+    // stops the run gracefully, whenever it comes.
+    let interrupts = {
+        let _in_runtime = rt.enter();
+        signals::Interrupts::watch()
+    };
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -203,19 +231,20 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     let (run_id, dir) = make_run_dir(&args.out, db_name, wl.name(), args.level.name())?;
     let history_path = dir.join("history.jsonl");
     let started = now_rfc3339();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let result = (|| {
         let mut opts = OpenOptions::new(args.urls.clone(), dir.clone());
         opts.statement_timeout = args.statement_timeout;
-        // Faults of the built-in proxy: the clients go through it.
+        // After an interrupt's grace period, statements still in flight
+        // are abandoned.
+        opts.give_up = interrupts.abandoned.clone();
+        // Faults of the built-in proxy: the clients go through it; the
+        // tables are created and dropped on the database itself.
         let proxies = rt
             .block_on(nemesis.proxies(db_name, &args.urls, seed))
             .map_err(|e| anyhow!(e))?;
         if let Some(p) = &proxies {
             opts.urls = p.urls();
+            opts.admin_urls = p.direct();
         }
         opts.bug = args.bug;
         opts.seed = seed;
@@ -285,33 +314,47 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             &header,
             &history_path,
             faults,
+            &interrupts,
         ));
         // A cluster whose node faults were just healed: let its nodes
         // rejoin before the tables are dropped through node 1.
         let settled = crate::cluster::settle(&args);
         // Drop the run's tables (only those its setup created), also when
-        // the run failed, and release its lock.
-        let limit = args.connect_timeout + args.statement_timeout;
+        // the run failed, and release its lock. The adapter keeps trying
+        // for `teardown_wait`; this limit only stops a hung drop.
+        let limit = opts.teardown_wait + args.connect_timeout + args.statement_timeout;
         let down =
             rt.block_on(async { tokio::time::timeout(limit, db.teardown(args.keep_tables)).await });
-        let mut phase = phase?;
-        phase.warnings.extend(settled);
-        match down {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => phase.warnings.push(e.to_string()),
-            Err(_) => phase.warnings.push(format!(
-                "dropping the run's tables took longer than {} s",
-                limit.as_secs()
-            )),
-        }
         let tables = if args.db == crate::cli::DbArg::Memdb {
             Vec::new()
         } else {
             opts.tables.for_schema(&wl.schema())
         };
-        anyhow::Ok((location, iso, phase, tables))
+        // Why the tables are still there, if they are.
+        let kept_why = match down {
+            _ if args.keep_tables => Some("--keep-tables".to_string()),
+            Ok(Ok(())) => None,
+            Ok(Err(adapters::AdapterError::Teardown { url, detail, .. })) => {
+                Some(format!("the drop at {url} failed: {detail}"))
+            }
+            Ok(Err(e)) => Some(format!("the drop failed: {e}")),
+            Err(_) => Some(format!("the drop took longer than {} s", limit.as_secs())),
+        };
+        let kept = kept_why.filter(|_| !tables.is_empty());
+        let mut phase = match phase {
+            Ok(p) => p,
+            Err(e) => {
+                // A failed run still says which tables it left behind.
+                if let Some(why) = &kept {
+                    crate::output::print_out(&tables_kept_line(&tables, why));
+                }
+                return Err(e);
+            }
+        };
+        phase.warnings.extend(settled);
+        anyhow::Ok((location, iso, phase, tables, kept))
     })();
-    let (location, iso, phase, tables) = match result {
+    let (location, iso, phase, tables, kept_why) = match result {
         Ok(r) => r,
         Err(e) => {
             // Nothing was recorded: leave no run folder behind. A history,
@@ -359,15 +402,15 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
     }
     let st = stats::compute(&h, phase.elapsed.as_secs_f64());
-    let little = stats::tested_little(&h);
-    let kept = (args.keep_tables && !tables.is_empty())
-        .then(|| format!("tables kept: {}\n", tables.join(", ")));
+    let little = stats::tested_little(&h, &st, !nemesis.describe().is_empty());
+    let kept = kept_why.as_ref().map(|why| tables_kept_line(&tables, why));
     let info = RunInfo {
         id: run_id,
         db: db_name.into(),
         url: redact_url(&location),
         workload: wl.name().into(),
         variant: cfg.variant.clone(),
+        key_order: matches!(wl.name(), "blindw" | "range").then(|| cfg.key_order.to_string()),
         level: args.level.name().into(),
         isolation: iso.name.into(),
         server: h.header.as_ref().and_then(|hd| hd.server.clone()),
@@ -391,8 +434,10 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         interrupted: phase.interrupted.is_some(),
         interrupted_by: phase.interrupted,
         tested_little: little.clone(),
+        outage: st.outage.clone(),
         warnings: phase.warnings.clone(),
-        tables_kept: args.keep_tables && !tables.is_empty(),
+        tables_kept: kept_why.is_some(),
+        tables_kept_why: kept_why,
         tables,
         nemesis: nemesis.describe(),
     };
@@ -465,6 +510,8 @@ fn write_report(
         abort_rate: AbortRates {
             overall: o.abort_rate,
             info: o.info_rate,
+            deadlocks: o.deadlocks,
+            deadlock_rate: o.deadlock_rate,
             top_errors: &o.top_errors,
             by_kind: &st.by_kind,
         },
@@ -545,9 +592,14 @@ fn print_summary(
     }
     let _ = writeln!(
         s,
-        "throughput: {:.1} committed txn/s over {:.1} s{lat}",
-        st.throughput.committed_per_s, st.throughput.elapsed_s
+        "throughput: {:.1} committed txn/s over {:.1} s{}{lat}",
+        st.throughput.committed_per_s,
+        st.throughput.elapsed_s,
+        outage_rate(st)
     );
+    if let Some(o) = &st.outage {
+        let _ = writeln!(s, "{}", o.text());
+    }
     if let Some(r) = &phase.end_check {
         s.push_str(&r.to_string());
     }
@@ -579,6 +631,25 @@ fn print_summary(
     crate::output::print_out(&s);
 }
 
+/// ` (rate over the 1.0 s before the outage: 812.0 txn/s)` when the run
+/// had an outage; empty otherwise.
+fn outage_rate(st: &Stats) -> String {
+    let t = &st.throughput;
+    match (&st.outage, t.outside_outage_s, t.outside_outage_per_s) {
+        (Some(o), Some(span), Some(rate)) => {
+            format!(" ({}: {rate:.1} txn/s)", o.rate_span(span))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The summary's one line naming each table left in the database and why:
+/// `tables kept: T1 (why), T2 (why)`.
+fn tables_kept_line(tables: &[String], why: &str) -> String {
+    let each: Vec<String> = tables.iter().map(|t| format!("{t} ({why})")).collect();
+    format!("tables kept: {}\n", each.join(", "))
+}
+
 /// The run's nemesis, with what it needs to start.
 struct Faults<'a> {
     nemesis: &'a crate::nemesis::Nemesis,
@@ -589,6 +660,7 @@ struct Faults<'a> {
 
 /// Sets up the tables, connects every client, runs them beside the
 /// nemesis, and waits for the recorder to finish the history file.
+#[allow(clippy::too_many_arguments)]
 async fn clients_phase(
     args: &RunArgs,
     db: &Arc<dyn Database>,
@@ -597,6 +669,7 @@ async fn clients_phase(
     header: &Header,
     history_path: &Path,
     faults: Faults<'_>,
+    interrupts: &signals::Interrupts,
 ) -> Result<Phase> {
     let limit = args.connect_timeout + args.statement_timeout;
     tokio::time::timeout(limit, db.setup(&wl.schema()))
@@ -636,9 +709,10 @@ async fn clients_phase(
         iso,
         clock,
         budget,
-        stop: AtomicBool::new(false),
-        interrupted: AtomicBool::new(false),
-        interrupted_by: std::sync::OnceLock::new(),
+        // Already set when a signal came during the setup: then no client
+        // starts a transaction.
+        stop: Arc::clone(&interrupts.stop),
+        interrupted_by: Arc::clone(&interrupts.by),
         next_session: AtomicU64::new(u64::from(args.clients)),
         reconnect_window: Duration::from_secs(30),
         connect_timeout: args.connect_timeout,
@@ -675,30 +749,26 @@ async fn clients_phase(
         fault_tx,
     );
 
-    {
-        // The first Ctrl-C or SIGTERM (what `timeout`, docker and CI
-        // send) stops the clients after the transactions in flight, so the
-        // history stays complete and is checked and reported; one after
-        // that (or during the check) quits at once. The runtime lives until
-        // the end of the command, so this keeps working while the history
-        // is checked.
-        let shared = Arc::clone(&shared);
-        let mut signals = signals::Signals::new();
+    // The first Ctrl-C or SIGTERM (what `timeout`, docker and CI send)
+    // stops the clients after the transactions in flight, so the history
+    // stays complete and is checked and reported; one after that (or during
+    // the check) quits at once: see `signals::Interrupts::watch`. It also
+    // heals every fault at once (a paused node holds its transactions until
+    // it is resumed), and what is still in flight after the grace period is
+    // abandoned: `fail`, or `info` when it was committing.
+    let on_interrupt = {
+        let (first, abandon, halt) = (
+            Arc::clone(&interrupts.first),
+            Arc::clone(&interrupts.abandon),
+            nemesis.halt(),
+        );
         tokio::spawn(async move {
-            while let Some(sig) = signals.next().await {
-                let _ = shared.interrupted_by.set(sig);
-                shared.interrupted.store(true, Ordering::Relaxed);
-                if shared.stop.swap(true, Ordering::Relaxed) {
-                    eprintln!("interrupted by {sig}");
-                    std::process::exit(signals::exit_status(sig));
-                }
-                eprintln!(
-                    "interrupted by {sig}: finishing the transactions in flight (a second \
-                     Ctrl-C or SIGTERM quits at once)"
-                );
-            }
-        });
-    }
+            first.notified().await;
+            halt.now();
+            tokio::time::sleep(signals::GRACE).await;
+            abandon.now();
+        })
+    };
     let mut tasks = Vec::with_capacity(sessions.len());
     for (c, s) in sessions.into_iter().enumerate() {
         let c = c as u32;
@@ -730,6 +800,7 @@ async fn clients_phase(
             Err(e) => fatal = Some(format!("a client task failed: {e}")),
         }
     }
+    on_interrupt.abort();
     let elapsed = began.elapsed();
     // What the adapter skipped (e.g. TiDB-only statements on MariaDB).
     warnings.extend(db.warnings());
@@ -756,10 +827,7 @@ async fn clients_phase(
         bail!("{f}");
     }
     Ok(Phase {
-        interrupted: shared
-            .interrupted
-            .load(Ordering::Relaxed)
-            .then(|| shared.interrupted_by.get().copied().unwrap_or("SIGINT")),
+        interrupted: shared.interrupted_by.get().copied(),
         recorded,
         elapsed,
         warnings,

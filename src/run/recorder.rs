@@ -5,6 +5,7 @@
 
 use std::io::{self, IsTerminal};
 use std::path::Path;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::holdback::Holdback;
 use super::runner::Clock;
+use crate::progress::{RunCounts, RunStatus};
 
 /// What the recorder wrote.
 #[derive(Debug, Default, Clone, Copy)]
@@ -29,11 +31,16 @@ pub struct Recorded {
 }
 
 /// The progress bar: transactions done out of the budget, or seconds out
-/// of the duration. Hidden when stderr is not a terminal.
+/// of the duration. When stderr is not a terminal the bar is hidden, and a
+/// status line is printed every few seconds instead
+/// ([`crate::progress::RunStatus`]).
 #[derive(Clone)]
 pub struct Progress {
     bar: ProgressBar,
     by_time: Option<Clock>,
+    /// The counts the status line shows, and the line's printer, when
+    /// stderr is not a terminal.
+    plain: Option<(Arc<RunCounts>, Arc<RunStatus>)>,
 }
 
 impl Progress {
@@ -51,20 +58,38 @@ impl Progress {
                 None,
             ),
         };
-        let target = if io::stderr().is_terminal() {
+        let terminal = io::stderr().is_terminal();
+        let target = if terminal {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
         };
+        let plain = (!terminal).then(|| {
+            let counts = Arc::new(RunCounts::default());
+            let status = RunStatus::start(
+                RunStatus::interval(),
+                Arc::clone(&counts),
+                Box::new(io::stderr()),
+            );
+            (counts, Arc::new(status))
+        });
         let bar = ProgressBar::with_draw_target(Some(len), target);
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style);
         }
         bar.enable_steady_tick(Duration::from_millis(200));
-        Progress { bar, by_time }
+        Progress {
+            bar,
+            by_time,
+            plain,
+        }
     }
 
     fn update(&self, r: &Recorded) {
+        if let Some((counts, _)) = &self.plain {
+            counts.set(r.ok, r.fail, r.info);
+            return;
+        }
         match self.by_time {
             Some(c) => self.bar.set_position(c.now() / 1_000_000_000),
             None => self.bar.set_position(r.txns),
@@ -73,9 +98,12 @@ impl Progress {
             .set_message(format!("ok {} fail {} info {}", r.ok, r.fail, r.info));
     }
 
-    /// Removes the bar.
+    /// Removes the bar, or stops the status lines.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+        if let Some((_, status)) = &self.plain {
+            status.stop();
+        }
     }
 }
 

@@ -76,13 +76,12 @@ pub struct Shared {
     pub clock: Clock,
     /// What is left to run.
     pub budget: Budget,
-    /// Set by Ctrl-C, a fatal error, or a recorder that cannot write.
-    pub stop: AtomicBool,
-    /// Set by Ctrl-C or SIGTERM: the run ended before its budget was used
-    /// up.
-    pub interrupted: AtomicBool,
-    /// The first signal that interrupted the run (`SIGINT`, `SIGTERM`).
-    pub interrupted_by: std::sync::OnceLock<&'static str>,
+    /// Set by Ctrl-C or SIGTERM, a fatal error, or a recorder that cannot
+    /// write (shared with the signal watcher, [`super::signals::Interrupts`]).
+    pub stop: Arc<AtomicBool>,
+    /// The first signal that interrupted the run (`SIGINT`, `SIGTERM`),
+    /// when one did: the run ended before its budget was used up.
+    pub interrupted_by: Arc<std::sync::OnceLock<&'static str>>,
     /// The next session id for a client that reconnects.
     pub next_session: AtomicU64,
     /// How long a client keeps trying to reconnect before giving up.

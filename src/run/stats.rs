@@ -34,6 +34,19 @@ pub struct Outcomes {
     pub info_rate: f64,
     /// The commonest error codes, most frequent first (at most 5).
     pub top_errors: Vec<ErrorCount>,
+    /// Transactions a deadlock ended (see [`is_deadlock_code`]); they are
+    /// among `failed`.
+    pub deadlocks: u64,
+    /// deadlocks / total.
+    pub deadlock_rate: f64,
+}
+
+/// Whether an error code says the database killed the transaction to break
+/// a deadlock: SQLSTATE `40P01` (PostgreSQL, YugabyteDB) or error `1213`
+/// (MySQL, MariaDB, TiDB), the codes the adapters classify as
+/// `ErrorClass::Deadlock`.
+pub fn is_deadlock_code(code: &str) -> bool {
+    matches!(code, "40P01" | "1213")
 }
 
 /// Commit latency percentiles, in milliseconds.
@@ -60,6 +73,54 @@ pub struct Throughput {
     pub attempted_per_s: f64,
     /// The length of the client phase, in seconds.
     pub elapsed_s: f64,
+    /// With an outage (see [`Outage`]): the seconds of the client phase
+    /// outside it, over which `outside_outage_per_s` is measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_outage_s: Option<f64>,
+    /// Committed transactions per second outside the outage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_outage_per_s: Option<f64>,
+}
+
+/// A span of the client phase in which no transaction committed, long
+/// enough to say the database was gone (see [`outage`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outage {
+    /// When it began (the last commit before it, or the start), seconds
+    /// into the client phase.
+    pub from_s: f64,
+    /// When it ended (the next commit); absent when it lasted to the end
+    /// of the client phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_s: Option<f64>,
+    /// How long it lasted.
+    pub seconds: f64,
+}
+
+impl Outage {
+    /// `outage: no committed transaction from t=1.0 s to the end (7.0 s)`.
+    pub fn text(&self) -> String {
+        match self.to_s {
+            None => format!(
+                "outage: no committed transaction from t={:.1} s to the end ({:.1} s)",
+                self.from_s, self.seconds
+            ),
+            Some(to) => format!(
+                "outage: no committed transaction from t={:.1} s to t={to:.1} s ({:.1} s)",
+                self.from_s, self.seconds
+            ),
+        }
+    }
+
+    /// `rate over the 1.0 s before the outage`, for the throughput line.
+    pub fn rate_span(&self, outside_s: f64) -> String {
+        let span = if self.to_s.is_none() {
+            "before"
+        } else {
+            "outside"
+        };
+        format!("rate over the {outside_s:.1} s {span} the outage")
+    }
 }
 
 /// Everything `report.json` says about the run besides the check.
@@ -72,6 +133,8 @@ pub struct Stats {
     pub throughput: Throughput,
     /// Latency of committed transactions; absent when none committed.
     pub latency_ms: Option<Latency>,
+    /// The longest span without a commit, when it is an outage.
+    pub outage: Option<Outage>,
 }
 
 /// The code part of an error text `code: message`.
@@ -98,6 +161,9 @@ impl Tally {
         }
         if status != Status::Ok {
             let code = error.map_or("none", error_code);
+            if is_deadlock_code(code) {
+                self.o.deadlocks += 1;
+            }
             *self.errors.entry(code.to_string()).or_default() += 1;
         }
     }
@@ -106,6 +172,7 @@ impl Tally {
         if self.o.total > 0 {
             self.o.abort_rate = self.o.failed as f64 / self.o.total as f64;
             self.o.info_rate = self.o.info as f64 / self.o.total as f64;
+            self.o.deadlock_rate = self.o.deadlocks as f64 / self.o.total as f64;
         }
         let mut errs: Vec<ErrorCount> = self
             .errors
@@ -119,8 +186,9 @@ impl Tally {
     }
 }
 
-/// `abort rate 12.5% (40001 x3, 1213 x1)`: the rate with the commonest
-/// error codes, for the terminal summary.
+/// `abort rate 12.5% (40001 x3, 1213 x1); deadlock rate 3.1% (1)`: the
+/// rate with the commonest error codes, and the deadlock rate when there
+/// were deadlocks, for the terminal summary.
 pub fn abort_text(o: &Outcomes) -> String {
     let errs: Vec<String> = o
         .top_errors
@@ -128,11 +196,25 @@ pub fn abort_text(o: &Outcomes) -> String {
         .map(|e| format!("{} x{}", e.code, e.count))
         .collect();
     let rate = o.abort_rate * 100.0;
-    if errs.is_empty() {
+    let mut text = if errs.is_empty() {
         format!("abort rate {rate:.1}%")
     } else {
         format!("abort rate {rate:.1}% ({})", errs.join(", "))
+    };
+    text.push_str(&deadlock_text(o));
+    text
+}
+
+/// `; deadlock rate 3.1% (1)`, or nothing without deadlocks.
+fn deadlock_text(o: &Outcomes) -> String {
+    if o.deadlocks == 0 {
+        return String::new();
     }
+    format!(
+        "; deadlock rate {:.1}% ({})",
+        o.deadlock_rate * 100.0,
+        o.deadlocks
+    )
 }
 
 /// One line per transaction type for the terminal summary: its counts and
@@ -203,16 +285,73 @@ pub fn compute(h: &History, elapsed_s: f64) -> Stats {
             0.0
         }
     };
+    let outage = outage(h, elapsed_s);
+    let outside_outage_s = outage.as_ref().map(|o| (elapsed_s - o.seconds).max(0.0));
     Stats {
         throughput: Throughput {
             committed_per_s: per_s(outcomes.committed),
             attempted_per_s: per_s(outcomes.total),
             elapsed_s,
+            outside_outage_s,
+            outside_outage_per_s: outside_outage_s.map(|s| {
+                if s > 0.0 {
+                    outcomes.committed as f64 / s
+                } else {
+                    0.0
+                }
+            }),
         },
         by_kind: kinds.into_iter().map(|(k, t)| (k, t.finish())).collect(),
         outcomes,
         latency_ms,
+        outage,
     }
+}
+
+/// A span without a commit longer than this many seconds can be an
+/// outage ...
+pub const OUTAGE_MIN_S: f64 = 5.0;
+/// ... when it is also longer than this share of the client phase.
+pub const OUTAGE_SHARE: f64 = 0.25;
+
+/// The longest span of the client phase (`0..elapsed_s`) with no commit,
+/// from its start to the first commit, between two commits, or from the
+/// last commit to its end, when it lasted longer than both
+/// [`OUTAGE_MIN_S`] and [`OUTAGE_SHARE`] of the phase: the database was
+/// gone, and the run tested nothing over that span. `None` when nothing
+/// committed at all (there is then nothing to check anyway).
+pub fn outage(h: &History, elapsed_s: f64) -> Option<Outage> {
+    let mut commits: Vec<u64> = h
+        .txns
+        .iter()
+        .filter(|t| t.status == Status::Ok)
+        .filter_map(|t| t.end)
+        .collect();
+    if commits.is_empty() || elapsed_s.is_nan() || elapsed_s <= 0.0 {
+        return None;
+    }
+    commits.sort_unstable();
+    let end = (elapsed_s * 1e9) as u64;
+    let mut best: Option<(u64, Option<u64>)> = None;
+    let len = |(from, to): (u64, Option<u64>)| to.unwrap_or(end).saturating_sub(from);
+    let mut consider = |span: (u64, Option<u64>)| {
+        if best.is_none_or(|b| len(span) > len(b)) {
+            best = Some(span);
+        }
+    };
+    consider((0, Some(commits[0])));
+    for w in commits.windows(2) {
+        consider((w[0], Some(w[1])));
+    }
+    consider((*commits.last()?, None));
+    let (from, to) = best?;
+    let seconds = len((from, to)) as f64 / 1e9;
+    let limit = OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s);
+    (seconds > limit).then(|| Outage {
+        from_s: from as f64 / 1e9,
+        to_s: to.filter(|&t| t < end).map(|t| t as f64 / 1e9),
+        seconds,
+    })
 }
 
 /// A run whose abort rate (fail + info) is above this tested little.
@@ -220,11 +359,51 @@ pub const MAX_ABORT_RATE: f64 = 0.5;
 /// A run with fewer committed writers than this tested little.
 pub const MIN_COMMITTED_WRITERS: u64 = 100;
 
-/// Why a run tested little, one reason a line; empty when it did not: most
-/// of its transactions aborted, few transactions that write committed (a
-/// check of reads alone proves little), or no two committed transactions
-/// overlapped in time (no concurrency, so no anomaly was possible).
-pub fn tested_little(h: &History) -> Vec<String> {
+/// Why a run tested little, one reason a line; empty when it did not: its
+/// nemesis asked for faults (`faults_asked`) and none was applied (the run
+/// did not test what it was for), most of its transactions aborted, few
+/// transactions that write committed (a check of reads alone proves
+/// little), no two committed transactions overlapped in time (no
+/// concurrency, so no anomaly was possible), or the database was gone for
+/// a long span (`st.outage`).
+pub fn tested_little(h: &History, st: &Stats, faults_asked: bool) -> Vec<String> {
+    let mut why = Vec::new();
+    if faults_asked {
+        why.extend(no_fault_applied(&h.faults));
+    }
+    why.extend(traffic_little(h));
+    if let Some(o) = &st.outage {
+        why.push(o.text());
+    }
+    why
+}
+
+/// `not tested: no fault applied (2 asked, 0 applied: exit 4: ...)` when
+/// a run whose nemesis asked for faults applied none of them.
+pub fn no_fault_applied(faults: &[history::Fault]) -> Option<String> {
+    if faults.iter().any(|f| f.applied) {
+        return None;
+    }
+    Some(match faults.first() {
+        None => "not tested: no fault applied (the nemesis asked for faults, but none was \
+                 due before the run ended)"
+            .into(),
+        Some(f) => format!(
+            "not tested: no fault applied ({} asked, 0 applied: {} {}{})",
+            faults.len(),
+            f.kind,
+            f.target
+                .as_deref()
+                .map_or(String::new(), |t| format!("{t} ")),
+            f.detail
+                .as_deref()
+                .map_or("failed".into(), |d| format!("failed: {d}"))
+        ),
+    })
+}
+
+/// The reasons of [`tested_little`] that look at the transactions alone.
+fn traffic_little(h: &History) -> Vec<String> {
     let mut why = Vec::new();
     let total = h.txns.len() as u64;
     let aborted = h.txns.iter().filter(|t| t.status != Status::Ok).count() as u64;
@@ -290,7 +469,7 @@ mod tests {
             .map(|i| writer(i, i % 2, Status::Ok, 10 * i, 10 * i + 15))
             .collect();
         let h = History::from_txns(txns);
-        assert!(tested_little(&h).is_empty(), "{:?}", tested_little(&h));
+        assert!(traffic_little(&h).is_empty(), "{:?}", traffic_little(&h));
     }
 
     #[test]
@@ -299,7 +478,7 @@ mod tests {
         let serial: Vec<Txn> = (0..200)
             .map(|i| writer(i, 0, Status::Ok, 10 * i, 10 * i + 5))
             .collect();
-        let why = tested_little(&History::from_txns(serial.clone()));
+        let why = traffic_little(&History::from_txns(serial.clone()));
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(why[0].contains("overlapped"), "{why:?}");
         // Overlapping, but 99 committed writers and 301 failures.
@@ -307,13 +486,81 @@ mod tests {
             .map(|i| writer(i, i % 2, Status::Ok, 10 * i, 10 * i + 15))
             .collect();
         txns.extend((99..400).map(|i| writer(i, 2, Status::Fail, 10 * i, 10 * i + 1)));
-        let why = tested_little(&History::from_txns(txns));
+        let why = traffic_little(&History::from_txns(txns));
         assert_eq!(why.len(), 2, "{why:?}");
         assert!(
             why[0].contains("301 of 400 transactions aborted"),
             "{why:?}"
         );
         assert!(why[1].contains("only 99 committed"), "{why:?}");
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_long_span_without_commits_is_an_outage() {
+        // Commits every 10 ms for 1 s, then none until the end at 8 s.
+        let txns: Vec<Txn> = (0..100)
+            .map(|i| writer(i, i % 2, Status::Ok, i * S / 100, i * S / 100 + S / 100))
+            .collect();
+        let h = History::from_txns(txns.clone());
+        let o = outage(&h, 8.0).expect("an outage");
+        assert!((o.from_s - 1.0).abs() < 1e-9 && o.to_s.is_none(), "{o:?}");
+        assert!((o.seconds - 7.0).abs() < 1e-9, "{o:?}");
+        assert_eq!(
+            o.text(),
+            "outage: no committed transaction from t=1.0 s to the end (7.0 s)"
+        );
+        let st = compute(&h, 8.0);
+        assert_eq!(st.outage, Some(o.clone()));
+        assert_eq!(st.throughput.outside_outage_s, Some(1.0));
+        assert_eq!(st.throughput.outside_outage_per_s, Some(100.0));
+        assert_eq!(o.rate_span(1.0), "rate over the 1.0 s before the outage");
+        let why = tested_little(&h, &st, false);
+        assert!(why.iter().any(|w| w.starts_with("outage: ")), "{why:?}");
+        // 3 s of the same 8 s run: under 5 s, no outage.
+        assert_eq!(outage(&h, 4.0), None);
+        // A gap in the middle: from the commit at 1.01 s to the next at 7 s.
+        let mut mid = txns;
+        mid.push(writer(100, 0, Status::Ok, 7 * S - 1000, 7 * S));
+        mid.push(writer(101, 1, Status::Fail, 2 * S, 3 * S));
+        let o = outage(&History::from_txns(mid), 7.5).expect("an outage");
+        assert_eq!(
+            o.text(),
+            "outage: no committed transaction from t=1.0 s to t=7.0 s (6.0 s)"
+        );
+        // A long run: 25% of 60 s is 15 s.
+        let steady: Vec<Txn> = (0..600)
+            .map(|i| writer(i, 0, Status::Ok, i * S / 10, i * S / 10 + 1))
+            .collect();
+        let h = History::from_txns(steady);
+        assert_eq!(outage(&h, 60.0), None);
+        assert!(outage(&h, 85.0).is_some());
+        assert!(outage(&History::default(), 10.0).is_none());
+    }
+
+    #[test]
+    fn a_nemesis_that_applied_nothing_did_not_test() {
+        let f = |applied: bool| history::Fault {
+            kind: "restart".into(),
+            target: Some("nope".into()),
+            start: 1,
+            end: None,
+            applied,
+            detail: (!applied).then(|| "exit 4: no such node".to_string()),
+        };
+        assert_eq!(
+            no_fault_applied(&[f(false), f(false)]).as_deref(),
+            Some("not tested: no fault applied (2 asked, 0 applied: restart nope failed: exit 4: no such node)")
+        );
+        assert_eq!(no_fault_applied(&[f(false), f(true)]), None);
+        assert!(no_fault_applied(&[]).unwrap().contains("none was due"));
+        let h = History::from_txns(vec![]);
+        let st = compute(&h, 1.0);
+        assert!(tested_little(&h, &st, false)
+            .iter()
+            .all(|w| !w.contains("not tested")));
+        assert!(tested_little(&h, &st, true)[0].starts_with("not tested: "));
     }
 
     fn txn(id: u64, status: Status, kind: &str, lat: u64, err: Option<&str>) -> Txn {
@@ -396,6 +643,26 @@ mod tests {
         assert_eq!(s.throughput.committed_per_s, 50.0);
         let l = s.latency_ms.unwrap();
         assert_eq!((l.p50, l.p95, l.p99, l.max), (50.0, 95.0, 99.0, 100.0));
+    }
+
+    #[test]
+    fn deadlocks_are_counted_and_shown() {
+        let txns = vec![
+            txn(0, Status::Ok, "w", 5, None),
+            txn(1, Status::Fail, "w", 5, Some("40P01: deadlock detected")),
+            txn(2, Status::Fail, "w", 5, Some("1213: Deadlock found")),
+            txn(3, Status::Fail, "r", 5, Some("40001: could not serialize")),
+        ];
+        let s = compute(&History::from_txns(txns), 1.0);
+        assert_eq!(s.outcomes.deadlocks, 2);
+        assert!((s.outcomes.deadlock_rate - 0.5).abs() < 1e-12);
+        assert_eq!(s.by_kind["r"].deadlocks, 0);
+        assert!(
+            abort_text(&s.outcomes).ends_with("; deadlock rate 50.0% (2)"),
+            "{}",
+            abort_text(&s.outcomes)
+        );
+        assert!(!abort_text(&s.by_kind["r"]).contains("deadlock"));
     }
 
     #[test]

@@ -279,6 +279,53 @@ pub fn mysql_scratch_db(tag: &str) -> String {
     )
 }
 
+/// The tables of the database at the PostgreSQL `url` (its current
+/// schema) whose names start with `prefix`.
+pub fn pg_tables(url: &str, prefix: &str) -> Vec<String> {
+    let (rt, c) = pg(url);
+    rt.block_on(async {
+        let rows = c
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() \
+                 AND starts_with(tablename, $1) ORDER BY 1",
+                &[&prefix],
+            )
+            .await
+            .unwrap();
+        rows.iter().map(|r| r.get(0)).collect()
+    })
+}
+
+/// The tables of the database at the MySQL/MariaDB `url` whose names
+/// start with `prefix`.
+pub fn mysql_tables(url: &str, prefix: &str) -> Vec<String> {
+    runtime().block_on(async {
+        let opts = mysql_async::Opts::from_url(url).unwrap();
+        let mut c = mysql_async::Conn::new(opts).await.unwrap();
+        let names: Vec<String> = c
+            .exec(
+                "SELECT table_name FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() AND LEFT(table_name, CHAR_LENGTH(?)) = ? \
+                 ORDER BY 1",
+                (prefix, prefix),
+            )
+            .await
+            .unwrap();
+        let _ = c.disconnect().await;
+        names
+    })
+}
+
+/// The tables whose names start with `prefix` in the database at `url`,
+/// a PostgreSQL (`--db postgres`) or MySQL/MariaDB (`--db mysql`) one.
+pub fn db_tables(db: &str, url: &str, prefix: &str) -> Vec<String> {
+    match db {
+        "postgres" => pg_tables(url, prefix),
+        "mysql" => mysql_tables(url, prefix),
+        _ => panic!("no table listing for --db {db}"),
+    }
+}
+
 /// Starts two `harness run`s of the mini workload on `db` at `url`, the
 /// second 0.15 s after the first, each with its own `--out` folder (so
 /// their run ids may well be equal), plus `args`; waits for both and

@@ -48,12 +48,11 @@ use std::sync::Arc;
 
 use history::Key;
 use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
 
 use crate::config::WorkloadConfig;
 use crate::error::WorkloadError;
 use crate::keys::KeySampler;
-use crate::{client_rng, ClientPlans, Plan, Schema, Step, Workload, WriteIds};
+use crate::{ClientPlans, Plan, Schema, Seat, Step, Workload};
 
 /// The most slots `append` takes: each client keeps a counter per slot, and
 /// a large active set defeats the point (short, contended lists).
@@ -131,9 +130,7 @@ impl Workload for Append {
 
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(AppendClient {
-            shared: Arc::clone(&self.shared),
-            rng: client_rng(self.shared.seed, client, "append"),
-            ids: WriteIds::new(client),
+            seat: Seat::new(&self.shared, self.shared.seed, client, "append"),
             txn: 0,
             slots: vec![(0, 0); self.shared.periods.len()],
         })
@@ -141,9 +138,7 @@ impl Workload for Append {
 }
 
 struct AppendClient {
-    shared: Arc<Shared>,
-    rng: ChaCha8Rng,
-    ids: WriteIds,
+    seat: Seat<Shared>,
     /// Plans handed out so far: this client's clock.
     txn: u64,
     /// Per slot: the epoch last used, and appends made to it in that epoch.
@@ -152,13 +147,13 @@ struct AppendClient {
 
 impl ClientPlans for AppendClient {
     fn next_plan(&mut self) -> Plan {
-        let s = &*self.shared;
-        let len = self.rng.random_range(1..=s.max_ops);
+        let s = &*self.seat.shared;
+        let len = self.seat.rng.random_range(1..=s.max_ops);
         let mut steps = Vec::with_capacity(len);
         let (mut reads, mut appends) = (0, 0);
         for _ in 0..len {
-            let slot = s.sampler.sample(&mut self.rng);
-            let wants_read = self.rng.random_bool(s.read_ratio);
+            let slot = s.sampler.sample(&mut self.seat.rng);
+            let wants_read = self.seat.rng.random_bool(s.read_ratio);
             let epoch = self.txn / s.periods[slot as usize];
             let state = &mut self.slots[slot as usize];
             if state.0 != epoch {
@@ -170,7 +165,7 @@ impl ClientPlans for AppendClient {
                 reads += 1;
             } else {
                 state.1 += 1;
-                steps.push(Step::Append(key, self.ids.next_value()));
+                steps.push(Step::Append(key, self.seat.ids.next_value()));
                 appends += 1;
             }
         }

@@ -22,6 +22,13 @@
 //!
 //! `read_ratio` overrides the read-only share of `rw`, `rm` and `w`.
 //!
+//! Key order (`--key-order`, [`KeyOrder`]): by default `rw`, `rm` and `w`
+//! transactions touch their keys in ascending order, so two writers never
+//! deadlock on each other's row locks; `random` keeps the order the keys
+//! were drawn in. The keys themselves, and so every conflict the checker can
+//! see, are the same either way (see [`KeyOrder`]). `mixed` ignores the
+//! setting: spacing its reads and writes at random distances is its point.
+//!
 //! `mixed` gives every transaction a mix of plain reads, blind writes and
 //! read-modify-writes (R k … W k, other ops possibly in between), on
 //! distinct keys: each new key is only read with probability `read_ratio`
@@ -36,12 +43,11 @@ use std::sync::Arc;
 
 use history::Key;
 use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
 
-use crate::config::WorkloadConfig;
+use crate::config::{KeyOrder, WorkloadConfig};
 use crate::error::WorkloadError;
 use crate::keys::KeySampler;
-use crate::{client_rng, ClientPlans, Plan, Schema, Step, Workload, WriteIds};
+use crate::{ClientPlans, Plan, Schema, Seat, Step, Workload};
 
 /// BlindW's variants, default first.
 pub const VARIANTS: &[&str] = &["rw", "rm", "w", "mixed"];
@@ -59,6 +65,7 @@ struct Shared {
     sampler: KeySampler,
     ops: usize,
     mode: Mode,
+    key_order: KeyOrder,
 }
 
 /// The `blindw` workload: read-only vs write-only transactions, Viper §7.
@@ -88,6 +95,7 @@ impl BlindW {
                 sampler: cfg.sampler()?,
                 ops: cfg.ops_per_txn,
                 mode,
+                key_order: cfg.key_order,
             }),
         })
     }
@@ -104,9 +112,7 @@ impl Workload for BlindW {
 
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(BlindWClient {
-            shared: Arc::clone(&self.shared),
-            rng: client_rng(self.shared.seed, client, "blindw"),
-            ids: WriteIds::new(client),
+            seat: Seat::new(&self.shared, self.shared.seed, client, "blindw"),
             keys: Vec::with_capacity(self.shared.ops),
             pending: Vec::new(),
         })
@@ -114,9 +120,7 @@ impl Workload for BlindW {
 }
 
 struct BlindWClient {
-    shared: Arc<Shared>,
-    rng: ChaCha8Rng,
-    ids: WriteIds,
+    seat: Seat<Shared>,
     /// Keys used by the plan being built.
     keys: Vec<u64>,
     /// Keys read by a `mixed` plan that it will write later.
@@ -125,10 +129,13 @@ struct BlindWClient {
 
 impl BlindWClient {
     fn blind(&mut self, read_only: f64) -> Plan {
-        let s = &*self.shared;
-        let ro = self.rng.random_bool(read_only);
+        let s = &*self.seat.shared;
+        let ro = self.seat.rng.random_bool(read_only);
         s.sampler
-            .sample_distinct(&mut self.rng, s.ops, &mut self.keys);
+            .sample_distinct(&mut self.seat.rng, s.ops, &mut self.keys);
+        if s.key_order == KeyOrder::Sorted {
+            self.keys.sort_unstable();
+        }
         let steps = self
             .keys
             .iter()
@@ -137,7 +144,7 @@ impl BlindWClient {
                 if ro {
                     Step::Read(k)
                 } else {
-                    Step::Write(k, self.ids.next_value())
+                    Step::Write(k, self.seat.ids.next_value())
                 }
             })
             .collect();
@@ -148,7 +155,7 @@ impl BlindWClient {
     }
 
     fn mixed(&mut self, read: f64) -> Plan {
-        let s = &*self.shared;
+        let s = &*self.seat.shared;
         let mut steps = Vec::with_capacity(s.ops);
         self.keys.clear();
         self.pending.clear();
@@ -159,25 +166,25 @@ impl BlindWClient {
             // left for anything else) or by a coin flip, so writes land at
             // varying distances after their reads.
             if !self.pending.is_empty()
-                && (exhausted || self.pending.len() >= remaining || self.rng.random_bool(0.5))
+                && (exhausted || self.pending.len() >= remaining || self.seat.rng.random_bool(0.5))
             {
-                let i = self.rng.random_range(0..self.pending.len());
+                let i = self.seat.rng.random_range(0..self.pending.len());
                 let k = self.pending.swap_remove(i);
-                steps.push(Step::Write(Key::Int(k as i64), self.ids.next_value()));
+                steps.push(Step::Write(Key::Int(k as i64), self.seat.ids.next_value()));
                 continue;
             }
-            let Some(k) = s.sampler.sample_new(&mut self.rng, &self.keys) else {
+            let Some(k) = s.sampler.sample_new(&mut self.seat.rng, &self.keys) else {
                 break; // every key is used: a shorter plan
             };
             self.keys.push(k);
             let key = Key::Int(k as i64);
-            if self.rng.random_bool(read) {
+            if self.seat.rng.random_bool(read) {
                 steps.push(Step::Read(key));
-            } else if remaining >= self.pending.len() + 2 && self.rng.random_bool(0.5) {
+            } else if remaining >= self.pending.len() + 2 && self.seat.rng.random_bool(0.5) {
                 steps.push(Step::Read(key));
                 self.pending.push(k);
             } else {
-                steps.push(Step::Write(key, self.ids.next_value()));
+                steps.push(Step::Write(key, self.seat.ids.next_value()));
             }
         }
         Plan {
@@ -189,7 +196,7 @@ impl BlindWClient {
 
 impl ClientPlans for BlindWClient {
     fn next_plan(&mut self) -> Plan {
-        match self.shared.mode {
+        match self.seat.shared.mode {
             Mode::Blind { read_only } => self.blind(read_only),
             Mode::Mixed { read } => self.mixed(read),
         }
@@ -320,6 +327,60 @@ mod tests {
             plain_reads > total_ops / 4,
             "reads {plain_reads} of {total_ops}"
         );
+    }
+
+    fn keys_of(p: &Plan) -> Vec<i64> {
+        p.steps
+            .iter()
+            .map(|s| match s {
+                Step::Read(Key::Int(k)) | Step::Write(Key::Int(k), _) => *k,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn default_key_order_is_ascending_and_random_is_not() {
+        assert_eq!(WorkloadConfig::default().key_order, KeyOrder::Sorted);
+        for v in ["rw", "rm", "w"] {
+            let mut c = with(v).client(3);
+            for _ in 0..2_000 {
+                let keys = keys_of(&c.next_plan());
+                assert!(keys.windows(2).all(|w| w[0] < w[1]), "{v}: {keys:?}");
+            }
+        }
+        let random = BlindW::new(&WorkloadConfig {
+            key_order: KeyOrder::Random,
+            variant: Some("w".into()),
+            ..WorkloadConfig::for_workload("blindw").unwrap()
+        })
+        .unwrap();
+        let mut c = random.client(3);
+        let unsorted = (0..200)
+            .filter(|_| {
+                let keys = keys_of(&c.next_plan());
+                keys.windows(2).any(|w| w[0] > w[1])
+            })
+            .count();
+        assert!(unsorted > 100, "only {unsorted} of 200 plans out of order");
+    }
+
+    #[test]
+    fn key_order_keeps_the_keys() {
+        // The same seed draws the same key sets in either order.
+        let cfg = |key_order| WorkloadConfig {
+            key_order,
+            ..WorkloadConfig::for_workload("blindw").unwrap()
+        };
+        let mut a = BlindW::new(&cfg(KeyOrder::Sorted)).unwrap().client(7);
+        let mut b = BlindW::new(&cfg(KeyOrder::Random)).unwrap().client(7);
+        for _ in 0..1_000 {
+            let (pa, pb) = (a.next_plan(), b.next_plan());
+            assert_eq!(pa.kind, pb.kind);
+            let mut kb = keys_of(&pb);
+            kb.sort_unstable();
+            assert_eq!(keys_of(&pa), kb);
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use build::{build, variants};
-pub use config::{WorkloadConfig, WORKLOADS};
+pub use config::{KeyOrder, WorkloadConfig, KEY_ORDERS, WORKLOADS};
 pub use end::{ConditionResult, EndCheck, EndReport};
 pub use error::WorkloadError;
 pub use keys::{KeyDist, KeySampler};
@@ -145,6 +145,30 @@ impl WriteIds {
     /// How many values have been handed out, for tests and reports.
     pub fn issued(&self) -> u32 {
         self.counter
+    }
+}
+
+/// What every client of every workload starts from: the workload's shared
+/// settings, a random stream of its own and write ids of its own.
+pub(crate) struct Seat<S> {
+    pub(crate) shared: std::sync::Arc<S>,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) ids: WriteIds,
+}
+
+impl<S> Seat<S> {
+    /// Client `client`'s seat in `workload`, its stream keyed as [`client_rng`] says.
+    pub(crate) fn new(
+        shared: &std::sync::Arc<S>,
+        seed: u64,
+        client: u32,
+        workload: &str,
+    ) -> Seat<S> {
+        Seat {
+            shared: std::sync::Arc::clone(shared),
+            rng: client_rng(seed, client, workload),
+            ids: WriteIds::new(client),
+        }
     }
 }
 

@@ -39,12 +39,11 @@ use std::sync::Arc;
 
 use history::Key;
 use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
 
 use crate::config::WorkloadConfig;
 use crate::error::WorkloadError;
 use crate::keys::KeySampler;
-use crate::{client_rng, ClientPlans, Plan, Schema, Step, Workload, WriteIds};
+use crate::{ClientPlans, Plan, Schema, Seat, Step, Workload};
 
 /// One MT shape: its name, and its steps as (is write, uses y) pairs.
 struct Shape {
@@ -164,33 +163,29 @@ impl Workload for Mini {
 
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(MiniClient {
-            shared: Arc::clone(&self.shared),
-            rng: client_rng(self.shared.seed, client, "mini"),
-            ids: WriteIds::new(client),
+            seat: Seat::new(&self.shared, self.shared.seed, client, "mini"),
             keys: Vec::with_capacity(2),
         })
     }
 }
 
 struct MiniClient {
-    shared: Arc<Shared>,
-    rng: ChaCha8Rng,
-    ids: WriteIds,
+    seat: Seat<Shared>,
     keys: Vec<u64>,
 }
 
 impl ClientPlans for MiniClient {
     fn next_plan(&mut self) -> Plan {
-        let s = &*self.shared;
+        let s = &*self.seat.shared;
         let pool = match s.read_ratio {
             None => &s.all,
-            Some(p) if self.rng.random_bool(p) => &s.read_only,
+            Some(p) if self.seat.rng.random_bool(p) => &s.read_only,
             Some(_) => &s.writing,
         };
-        let shape = &SHAPES[pool[self.rng.random_range(0..pool.len())]];
+        let shape = &SHAPES[pool[self.seat.rng.random_range(0..pool.len())]];
         let nkeys = if shape.two_keys() { 2 } else { 1 };
         s.sampler
-            .sample_distinct(&mut self.rng, nkeys, &mut self.keys);
+            .sample_distinct(&mut self.seat.rng, nkeys, &mut self.keys);
         let x = Key::Int(self.keys[0] as i64);
         let y = Key::Int(*self.keys.last().expect("at least one key") as i64);
         let steps = shape
@@ -199,7 +194,7 @@ impl ClientPlans for MiniClient {
             .map(|&(write, on_y)| {
                 let k = if on_y { y.clone() } else { x.clone() };
                 if write {
-                    Step::Write(k, self.ids.next_value())
+                    Step::Write(k, self.seat.ids.next_value())
                 } else {
                     Step::Read(k)
                 }

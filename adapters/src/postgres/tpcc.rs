@@ -45,10 +45,8 @@ impl TpccConn for PgConn {
     }
 
     async fn execute(&mut self, stmt: TpccStmt, params: &[i64]) -> Result<u64, DbError> {
-        let st = self.stmt(sql(stmt)).await?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as _).collect();
-        let r = self.client.execute(&st, &refs).await;
-        r.map_err(|e| self.err(e))
+        self.run_prepared(sql(stmt), &refs).await
     }
 }
 

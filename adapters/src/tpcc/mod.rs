@@ -62,7 +62,7 @@ use workloads::tpcc::{
 use workloads::{EndCheck, EndReport, WriteIdBlock};
 
 use crate::error::timed;
-use crate::error::{AdapterError, DbError, ErrorClass};
+use crate::error::{AdapterError, DbError, ErrorClass, Limits};
 
 mod text;
 pub use text::{Dialect, Texts};
@@ -272,14 +272,14 @@ pub const ROLLBACK_CODE: &str = "tpcc-rollback";
 struct Prog<'a> {
     c: &'a mut dyn TpccConn,
     ops: &'a mut Vec<Op>,
-    limit: Duration,
+    limits: &'a Limits,
     wids: WriteIdBlock,
     used: u32,
 }
 
 impl Prog<'_> {
     async fn query(&mut self, stmt: TpccStmt, params: &[i64]) -> Result<Vec<Vec<i64>>, DbError> {
-        let rows = timed(self.limit, self.c.query(stmt, params)).await?;
+        let rows = self.limits.timed(self.c.query(stmt, params)).await?;
         if let Some(r) = rows.iter().find(|r| r.len() != stmt.columns()) {
             return Err(program_error(
                 "tpcc-bad-row",
@@ -294,7 +294,7 @@ impl Prog<'_> {
     }
 
     async fn execute(&mut self, stmt: TpccStmt, params: &[i64]) -> Result<u64, DbError> {
-        timed(self.limit, self.c.execute(stmt, params)).await
+        self.limits.timed(self.c.execute(stmt, params)).await
     }
 
     /// The next reserved write id.
@@ -414,12 +414,12 @@ pub async fn run(
     c: &mut dyn TpccConn,
     txn: &TpccTxn,
     ops: &mut Vec<Op>,
-    limit: Duration,
+    limits: &Limits,
 ) -> Result<(), DbError> {
     let mut p = Prog {
         c,
         ops,
-        limit,
+        limits,
         wids: txn.wids().unwrap_or(WriteIdBlock { first: 0, len: 0 }),
         used: 0,
     };

@@ -69,13 +69,12 @@ use std::sync::Arc;
 
 use history::Key;
 use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
 
 use crate::config::WorkloadConfig;
 use crate::error::WorkloadError;
 use crate::keys::KeySampler;
 use crate::{
-    client_rng, ClientPlans, EndCheck, Plan, Schema, Step, Workload, WriteIdBlock, WriteIds,
+    client_rng, ClientPlans, EndCheck, Plan, Schema, Seat, Step, Workload, WriteIdBlock, WriteIds,
     LOADER_CLIENT,
 };
 
@@ -538,9 +537,7 @@ impl Workload for Tpcc {
 
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(TpccClient {
-            shared: Arc::clone(&self.shared),
-            rng: client_rng(self.shared.seed, client, "tpcc"),
-            ids: WriteIds::new(client),
+            seat: Seat::new(&self.shared, self.shared.seed, client, "tpcc"),
             seq: 0,
             items: Vec::with_capacity(MAX_OL_CNT as usize),
         })
@@ -559,9 +556,7 @@ impl Workload for Tpcc {
 }
 
 struct TpccClient {
-    shared: Arc<Shared>,
-    rng: ChaCha8Rng,
-    ids: WriteIds,
+    seat: Seat<Shared>,
     /// Transactions generated so far (Delivery's date).
     seq: i64,
     items: Vec<u64>,
@@ -569,13 +564,13 @@ struct TpccClient {
 
 impl TpccClient {
     fn pick(&mut self, s: &KeySampler) -> i64 {
-        s.sample(&mut self.rng) as i64 + 1
+        s.sample(&mut self.seat.rng) as i64 + 1
     }
 
     /// A warehouse other than `home`, uniformly (TPC-C's remote choice).
     fn other_warehouse(&mut self, home: i64) -> i64 {
-        let n = i64::from(self.shared.scale.warehouses);
-        let r = self.rng.random_range(1..n);
+        let n = i64::from(self.seat.shared.scale.warehouses);
+        let r = self.seat.rng.random_range(1..n);
         if r >= home {
             r + 1
         } else {
@@ -584,18 +579,18 @@ impl TpccClient {
     }
 
     fn new_order(&mut self, w: i64) -> TpccTxn {
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(&self.seat.shared);
         let d = self.pick(&shared.districts);
         let c = self.pick(&shared.customers);
-        let ol_cnt = self.rng.random_range(MIN_OL_CNT..=MAX_OL_CNT) as usize;
+        let ol_cnt = self.seat.rng.random_range(MIN_OL_CNT..=MAX_OL_CNT) as usize;
         // Distinct items, so a transaction updates each stock row once.
         shared
             .items
-            .sample_distinct(&mut self.rng, ol_cnt, &mut self.items);
+            .sample_distinct(&mut self.seat.rng, ol_cnt, &mut self.items);
         let multi = shared.scale.warehouses > 1;
         let mut lines: Vec<LineInput> = Vec::with_capacity(self.items.len());
         for i in 0..self.items.len() {
-            let supply_w = if multi && self.rng.random_bool(0.01) {
+            let supply_w = if multi && self.seat.rng.random_bool(0.01) {
                 self.other_warehouse(w)
             } else {
                 w
@@ -603,19 +598,19 @@ impl TpccClient {
             lines.push(LineInput {
                 item: self.items[i] as i64 + 1,
                 supply_w,
-                quantity: self.rng.random_range(1..=10),
+                quantity: self.seat.rng.random_range(1..=10),
             });
         }
         // In a fixed order, so that two New-Orders lock stock rows in the
         // same order and do not deadlock each other (TPC-C leaves it open).
         lines.sort_unstable_by_key(|l| (l.supply_w, l.item));
         // 1% name an unused item in their last line and roll back (2.4.1.4).
-        if self.rng.random_bool(0.01) {
+        if self.seat.rng.random_bool(0.01) {
             if let Some(last) = lines.last_mut() {
                 last.item = i64::from(shared.scale.items) + 1;
             }
         }
-        let wids = self.ids.reserve(3 + 2 * lines.len() as u32);
+        let wids = self.seat.ids.reserve(3 + 2 * lines.len() as u32);
         TpccTxn::NewOrder(NewOrder {
             w,
             d,
@@ -626,9 +621,9 @@ impl TpccClient {
     }
 
     fn payment(&mut self, w: i64) -> TpccTxn {
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(&self.seat.shared);
         let d = self.pick(&shared.districts);
-        let (c_w, c_d) = if shared.scale.warehouses > 1 && self.rng.random_bool(0.15) {
+        let (c_w, c_d) = if shared.scale.warehouses > 1 && self.seat.rng.random_bool(0.15) {
             let cw = self.other_warehouse(w);
             (cw, self.pick(&shared.districts))
         } else {
@@ -641,17 +636,17 @@ impl TpccClient {
             c_w,
             c_d,
             c,
-            amount: self.rng.random_range(100..=500_000),
-            wids: self.ids.reserve(3),
+            amount: self.seat.rng.random_range(100..=500_000),
+            wids: self.seat.ids.reserve(3),
         })
     }
 }
 
 impl ClientPlans for TpccClient {
     fn next_plan(&mut self) -> Plan {
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(&self.seat.shared);
         self.seq += 1;
-        let u: f64 = self.rng.random();
+        let u: f64 = self.seat.rng.random();
         let kind = shared.cumulative.iter().position(|&c| u < c).unwrap_or(4);
         let w = self.pick(&shared.warehouses);
         let txn = match kind {
@@ -665,16 +660,17 @@ impl ClientPlans for TpccClient {
             3 => TpccTxn::Delivery(Delivery {
                 w,
                 districts: i64::from(shared.scale.districts),
-                carrier: self.rng.random_range(1..=CARRIERS),
+                carrier: self.seat.rng.random_range(1..=CARRIERS),
                 delivery_d: self.seq,
                 wids: self
+                    .seat
                     .ids
                     .reserve(DELIVERY_WIDS_PER_DISTRICT * shared.scale.districts),
             }),
             _ => TpccTxn::StockLevel(StockLevel {
                 w,
                 d: self.pick(&shared.districts),
-                threshold: self.rng.random_range(10..=20),
+                threshold: self.seat.rng.random_range(10..=20),
             }),
         };
         Plan {
