@@ -24,6 +24,14 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if let Some(t0) = times {
         eprintln!("stage: read at {} ms", t0.elapsed().as_millis());
     }
+    if h.header.is_some() && h.end.is_none() {
+        // A recorded run's history always ends with its `end` line.
+        eprintln!(
+            "note: {} has no end line: the run was cut short (a last line cut mid-record \
+             is left out); checking what it recorded",
+            path.display()
+        );
+    }
     if !args.allow_empty {
         if let Some(why) = nothing_to_check(path, &h, "pass --allow-empty to check it anyway") {
             bail!("{why}");

@@ -30,7 +30,7 @@ pub enum Command {
     /// Compare two campaign summaries and flag regressions.
     Compare(crate::compare::CompareArgs),
     /// Rebuild the HTML report (and DOT drawings) of a run folder.
-    Report(crate::report::ReportArgs),
+    Report(crate::report_cmd::ReportArgs),
     /// Start, stop or inspect a local multi-node cluster (galera,
     /// pg-replica), each node in its own network namespace.
     Cluster(crate::cluster::args::ClusterArgs),

@@ -11,6 +11,7 @@ mod nemesis;
 mod output;
 mod progress;
 mod report;
+mod report_cmd;
 mod run;
 mod scenario;
 mod stats;
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => check_cmd::convert(a),
         Command::Campaign(a) => campaign::command(a),
         Command::Compare(a) => compare::command(a),
-        Command::Report(a) => report::command(a),
+        Command::Report(a) => report_cmd::command(a),
         Command::Cluster(a) => cluster::command(a),
     };
     match result {

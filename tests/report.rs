@@ -538,3 +538,73 @@ fn big_histories_give_a_bounded_timeline_linked_to_counterexamples() {
         assert!(a.ends_with(&want), "{a} vs {want}");
     }
 }
+
+/// A run killed before it wrote its report.json gets one rebuilt from the
+/// history alone; a history cut short says so (its torn last line left
+/// out); and a history that no longer matches its report.json is refused
+/// rather than mixed with it.
+#[test]
+fn report_rebuilds_from_the_history_alone_and_refuses_a_changed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, run) = lost_update_run(dir.path(), 300);
+    let hist = run.join("history.jsonl");
+    let report = run.join("report.json");
+    let total = |p: &Path| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(&read(p)).unwrap();
+        v["counts"]["total"].as_u64().unwrap()
+    };
+    assert_eq!(total(&report), 300);
+
+    // Killed before its report: rebuilt, and the rebuilt one says so.
+    std::fs::remove_file(&report).unwrap();
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let o = harness(&["report", &path(&run)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rebuilt from the history alone"),
+        "{}",
+        stderr(&o)
+    );
+    let rebuilt: serde_json::Value = serde_json::from_str(&read(&report)).unwrap();
+    assert_eq!(rebuilt["counts"]["total"], 300);
+    assert_eq!(rebuilt["run"]["level"], "si");
+    assert_eq!(rebuilt["run"]["db"], "memdb");
+    assert_eq!(rebuilt["verdict"], "anomalous");
+    assert!(rebuilt["run"]["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("rebuilt"));
+    assert!(run.join("report.html").exists());
+
+    // Cut short: the end line gone and the last transaction torn in two.
+    let text = read(&hist);
+    let lines: Vec<&str> = text.lines().collect();
+    let (kept, last) = (&lines[..lines.len() - 2], lines[lines.len() - 2]);
+    let torn = format!("{}\n{}", kept.join("\n"), &last[..last.len() / 2]);
+    std::fs::write(&hist, torn).unwrap();
+    let o = harness(&["report", &path(&run)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("has no end line: the run was cut short"),
+        "{err}"
+    );
+    assert!(
+        err.contains("describes 300 transactions but") && err.contains("holds 299"),
+        "{err}"
+    );
+    let o = harness(&["check", &path(&hist), "--level", "si"]);
+    assert!(stderr(&o).contains("has no end line"), "{}", stderr(&o));
+
+    // Moved away, the old report gives way to one of the history as it is.
+    std::fs::rename(&report, run.join("report.old.json")).unwrap();
+    let o = harness(&["report", &path(&run)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(total(&report), 299);
+    let warning = serde_json::from_str::<serde_json::Value>(&read(&report)).unwrap()["run"]
+        ["warnings"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(warning.contains("cut short"), "{warning}");
+}

@@ -1,6 +1,7 @@
-//! `harness report RUN_DIR`: rebuild a run's `report.html` and the Graphviz
-//! DOT and SVG of each counterexample from the run's `history.jsonl` and
-//! `report.json`. `harness run` writes the same files through [`write`].
+//! A run's `report.html` and the Graphviz DOT and SVG of each
+//! counterexample, from its `history.jsonl` and `report.json`, through
+//! [`write`]: what `harness run` writes at its end and `harness report`
+//! (`report_cmd.rs`) writes again.
 
 mod cycle;
 mod escape;
@@ -12,52 +13,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Args;
 use history::History;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::output::print_out;
-
-/// Arguments of `harness report`.
-#[derive(Args, Debug, Clone)]
-#[command(
-    after_help = "Writes RUN_DIR/report.html and RUN_DIR/anomaly-N.dot and .svg. Exit codes: 0 written; \
-2 the folder, its history.jsonl or its report.json cannot be read."
-)]
-pub struct ReportArgs {
-    /// The run folder (e.g. results/RUN/), holding history.jsonl and report.json.
-    #[arg(value_name = "RUN_DIR")]
-    pub dir: PathBuf,
-}
-
-/// Runs `harness report`: reads the run folder, writes the HTML and DOT.
-pub fn command(args: ReportArgs) -> Result<u8> {
-    let dir = &args.dir;
-    if dir.is_file() {
-        bail!(
-            "{} is a file; harness report takes a run folder (the one holding history.jsonl)",
-            dir.display()
-        );
-    }
-    if !dir.is_dir() {
-        bail!("{}: no such folder", dir.display());
-    }
-    // Read the report first: it is small, and says whether this is a run.
-    load_report(dir)?;
-    let path = dir.join("history.jsonl");
-    if !path.exists() {
-        bail!("{}: no such file", path.display());
-    }
-    let h = history::read_jsonl_file(&path)?;
-    let out = write(dir, &h)?;
-    print_out(&format!("report: {}\n", out.display()));
-    Ok(0)
-}
-
 /// `report.json` of `dir`, whole and its `check` part, or an error naming
 /// the file.
-fn load_report(dir: &Path) -> Result<(Value, checkers::Report)> {
+pub(crate) fn load_report(dir: &Path) -> Result<(Value, checkers::Report)> {
     let path = dir.join("report.json");
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,

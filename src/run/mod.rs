@@ -489,6 +489,85 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     ))
 }
 
+/// Rebuilds a run's `report.json` (and `certificate.json`) from its
+/// history alone: what `harness report` does for a run killed before it
+/// wrote one. The level, database and workload come from the history's
+/// header; what only the command line knew (the URL, the key count, the
+/// budget) is left out, and the report says it was rebuilt.
+pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
+    let path = dir.join("history.jsonl");
+    let hd = h.header.clone().ok_or_else(|| {
+        anyhow!(
+            "{}: no header line: not a run's history, so there is no run to report",
+            path.display()
+        )
+    })?;
+    let level: history::Level = hd
+        .level
+        .as_deref()
+        .ok_or_else(|| anyhow!("{}: its header names no level", path.display()))?
+        .parse()
+        .map_err(|e| anyhow!("{}: header level: {e}", path.display()))?;
+    let mut report = checkers::check(h, level, &CheckOptions::default());
+    if let Some(cert) = report.certificate.take() {
+        crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
+    }
+    // The client phase, as far as the history shows it.
+    let (first, last) = h.txns.iter().fold((u64::MAX, 0), |(a, b), t| {
+        (
+            a.min(t.start.unwrap_or(u64::MAX)),
+            b.max(t.end.or(t.start).unwrap_or(0)),
+        )
+    });
+    let elapsed_s = last.saturating_sub(first.min(last)) as f64 / 1e9;
+    let st = stats::compute(h, elapsed_s);
+    let little = stats::tested_little(h, &st, !h.faults.is_empty());
+    let info = RunInfo {
+        id: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        db: hd.db.clone().unwrap_or_default(),
+        url: String::new(),
+        workload: hd.workload.clone().unwrap_or_default(),
+        variant: None,
+        key_order: None,
+        level: level.name().into(),
+        isolation: hd.isolation.clone().unwrap_or_default(),
+        server: hd.server.clone(),
+        settings: hd.settings.clone(),
+        seed: hd.seed.unwrap_or(0),
+        clients: hd.clients.unwrap_or(0) as u32,
+        keys: 0,
+        dist: String::new(),
+        txns_budget: None,
+        duration_s: None,
+        started: hd.started.clone().unwrap_or_default(),
+        finished: String::new(),
+        complete: h.end.is_some(),
+        interrupted: false,
+        interrupted_by: None,
+        tested_little: little,
+        outage: st.outage.clone(),
+        warnings: vec![format!(
+            "rebuilt from the history alone by `harness report` (the run wrote no report.json{}); \
+             the URL, key count and budget are not known",
+            if h.end.is_some() {
+                ""
+            } else {
+                ", and its history has no end line: it was cut short"
+            }
+        )],
+        tables: Vec::new(),
+        tables_kept: false,
+        tables_kept_why: None,
+        nemesis: Vec::new(),
+    };
+    let out = dir.join("report.json");
+    write_report(&out, info, &st, &report, &h.faults, None)?;
+    Ok(out)
+}
+
 fn write_report(
     path: &Path,
     run: RunInfo,
