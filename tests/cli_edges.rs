@@ -30,6 +30,11 @@ fn negative_counts_must_be_positive_whole_numbers() {
         ("--ops", "-2"),
         ("--txns", "0"),
         ("--txns", "1.5"),
+        ("--warehouses", "-1"),
+        ("--districts", "0"),
+        ("--customers", "-3"),
+        ("--items", "x"),
+        ("--orders", "-1"),
     ] {
         let err = one_line_error(&["run", "--db", "memdb", flag, v, "--out", &out]);
         assert!(
@@ -75,6 +80,21 @@ fn oversized_counts_are_too_large() {
     let err = one_line_error(&["run", "--db", "memdb", "--clients", "5000", "--out", &out]);
     assert!(
         err.contains("--clients 5000 is too large: the most it can be is 4096"),
+        "{err}"
+    );
+    let err = one_line_error(&[
+        "run",
+        "--db",
+        "memdb",
+        "--workload",
+        "tpcc",
+        "--warehouses",
+        "99999999999",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        err.contains("--warehouses 99999999999 is too large: the most it can be is 4294967295"),
         "{err}"
     );
 }

@@ -225,6 +225,17 @@ pub fn ready(c: &Cluster) -> Result<()> {
     Ok(())
 }
 
+/// Words for a standby's `pg_is_in_recovery()|wal receiver status` answer.
+fn standby_status(answer: &str) -> String {
+    let (recovery, receiver) = answer.split_once('|').unwrap_or((answer, "?"));
+    let role = match recovery {
+        "t" => "up, a standby (in recovery)",
+        "f" => "up, but NOT in recovery (promoted: a second primary)",
+        _ => "up, recovery state unknown",
+    };
+    format!("{role}, WAL receiver {receiver}")
+}
+
 /// One line about `n` for `cluster status`.
 pub fn node_status(n: &Node) -> String {
     if n.index == 1 {
@@ -240,8 +251,25 @@ pub fn node_status(n: &Node) -> String {
             n,
             "SELECT pg_is_in_recovery(), coalesce((SELECT status FROM pg_stat_wal_receiver), 'no receiver')",
         ) {
-            Ok(s) => format!("up, in recovery|receiver = {s}"),
+            Ok(s) => standby_status(&s),
             Err(e) => format!("down ({e})"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::standby_status;
+
+    #[test]
+    fn standby_status_is_in_words() {
+        assert_eq!(
+            standby_status("t|streaming"),
+            "up, a standby (in recovery), WAL receiver streaming"
+        );
+        assert_eq!(
+            standby_status("f|no receiver"),
+            "up, but NOT in recovery (promoted: a second primary), WAL receiver no receiver"
+        );
     }
 }

@@ -20,23 +20,29 @@ use super::runner::Shared;
 /// Where `--help` lists the TPC-C flags.
 const HEADING: &str = "TPC-C scale (--workload tpcc)";
 
+/// A parser of one scale flag: a positive whole number that fits in 32
+/// bits, with the flag's name in its error.
+fn scale(flag: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    move |s| crate::cli::positive(s, flag, u64::from(u32::MAX)).map(|n| n as u32)
+}
+
 /// The TPC-C scale flags of `harness run` (`--workload tpcc` only).
 #[derive(Args, Debug, Clone, Default)]
 pub struct TpccArgs {
     /// Warehouses [default: 2].
-    #[arg(long, value_name = "N", help_heading = HEADING)]
+    #[arg(long, value_name = "N", help_heading = HEADING, allow_negative_numbers = true, value_parser = scale("--warehouses"))]
     pub warehouses: Option<u32>,
     /// Districts per warehouse [default: 10].
-    #[arg(long, value_name = "N", help_heading = HEADING)]
+    #[arg(long, value_name = "N", help_heading = HEADING, allow_negative_numbers = true, value_parser = scale("--districts"))]
     pub districts: Option<u32>,
     /// Customers per district [default: 30].
-    #[arg(long, value_name = "N", help_heading = HEADING)]
+    #[arg(long, value_name = "N", help_heading = HEADING, allow_negative_numbers = true, value_parser = scale("--customers"))]
     pub customers: Option<u32>,
     /// Items, and stock rows per warehouse [default: 100].
-    #[arg(long, value_name = "N", help_heading = HEADING)]
+    #[arg(long, value_name = "N", help_heading = HEADING, allow_negative_numbers = true, value_parser = scale("--items"))]
     pub items: Option<u32>,
     /// Initial orders per district, the last 30% undelivered [default: 3].
-    #[arg(long, value_name = "N", help_heading = HEADING)]
+    #[arg(long, value_name = "N", help_heading = HEADING, allow_negative_numbers = true, value_parser = scale("--orders"))]
     pub orders: Option<u32>,
 }
 
