@@ -1,6 +1,18 @@
-//! dbcop histories: `history.bincode`, the bincode (1.x, little-endian,
-//! fixed-width) encoding of dbcop's 2019 `History` that PolySI, Plume and
-//! AWDIT read.
+//! dbcop histories, in both of dbcop's encodings:
+//!
+//! - `history.bincode`, the bincode (1.x, little-endian, fixed-width)
+//!   encoding of dbcop's 2019 `History` that PolySI, Plume and AWDIT read
+//!   (this module);
+//! - the JSON that current dbcop (`dbcop generate`, 0.2) writes, one file
+//!   per history (`0.json`, `1.json`, ...), and its bare sessions array
+//!   ([`super::dbcop_json`]).
+//!
+//! [`read_file`] and [`parse`] take either: input whose first
+//! non-whitespace byte is `{` or `[` and whose first bytes hold no NUL is
+//! JSON, anything else bincode (its header is five `u64`s, so it has NULs
+//! unless the counters are huge).
+//!
+//! The bincode layout:
 //!
 //! ```text
 //! u64 id, u64 n_node, u64 n_variable, u64 n_transaction, u64 n_event
@@ -20,22 +32,27 @@
 //! samples; the header's counters are not checked against the contents
 //! (tools fill them loosely), and `info`, `start` and `end` are not kept.
 //!
-//! Mapping: session `i` (0-based) of the file is session `i`; transactions
-//! are numbered 0, 1, 2, ... in file order. A transaction with `success =
-//! false` is `Status::Fail` (dbcop's Dgraph history has 320 of them).
-//! Events with `success = false` are dropped, except the writes of a failed
-//! transaction, which are its (aborted) writes. dbcop's initial value is 0,
+//! Mapping (both encodings, [`push_txn`] and [`finish`]): session `i`
+//! (0-based) of the file is session `i`; transactions are numbered 0, 1,
+//! 2, ... in file order. A transaction with `success = false` (JSON:
+//! `"committed": false`) is `Status::Fail` (dbcop's Dgraph history has 320
+//! of them). Events with `success = false` are dropped, except the writes
+//! of a failed transaction, which are its (aborted) writes; JSON events
+//! have no success flag. dbcop's initial value is 0 (`Version::default()`),
 //! written by an implicit init transaction: a read of `0` is a read of the
 //! initial state (`None`) unless some committed transaction writes `0` to
-//! that key. A `path` that is a directory means its `history.bincode`.
+//! that key; a JSON read of `null` is a read of the initial state too.
+//! A `path` that is a directory means its `history.bincode`, or its one
+//! dbcop JSON file ([`history_file`]).
 //!
 //! What the samples show: PolySI's histories (PostgreSQL, Dgraph) read `0`
 //! for untouched keys and never write it; Plume's TAP conversions instead
 //! carry their init transaction as session 0 with values renumbered from
 //! 1, so there it is an ordinary committed transaction that the reads of
-//! initial values name.
+//! initial values name. `dbcop generate` does the same: the first
+//! transaction of session 0 writes `0` to every variable.
 //!
-//! dbcop's JSON and `.hist` text forms are not read.
+//! dbcop's `.hist` text form is not read.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -161,9 +178,14 @@ impl<'a, R: Read> Cursor<'a, R> {
     }
 }
 
-/// Parses a dbcop `history.bincode`.
+/// Parses a dbcop history held in memory: the JSON of `dbcop generate`
+/// or a `history.bincode`.
 pub fn parse(bytes: &[u8], path: Option<&Path>) -> Result<History, ParseError> {
-    read(bytes, bytes.len() as u64, path)
+    if is_json(bytes) {
+        super::dbcop_json::parse(bytes, path)
+    } else {
+        read(bytes, bytes.len() as u64, path)
+    }
 }
 
 /// Reads a dbcop `history.bincode` of `total` bytes, streaming: the file
@@ -195,31 +217,21 @@ pub fn read<R: Read>(input: R, total: u64, path: Option<&Path>) -> Result<Histor
         let n_txns = c.len("a session's number of transactions", 9)?;
         for _ in 0..n_txns {
             let n_events = c.len("a transaction's number of events", EVENT_BYTES)?;
-            let mut ops = Vec::with_capacity(n_events);
-            let mut failed_writes = Vec::new();
+            let mut events = Vec::with_capacity(n_events);
             for _ in 0..n_events {
                 let write = c.bool("an event's write flag")?;
-                let key = Key::Int(c.value("a variable")?);
-                let value = c.value("a value")?;
+                let key = c.value("a variable")?;
+                let value = Some(c.value("a value")?);
                 let success = c.bool("an event's success flag")?;
-                match (write, success) {
-                    (true, true) => ops.push(Op::Write { key, value }),
-                    (false, true) => ops.push(Op::Read {
-                        key,
-                        value: Some(value),
-                    }),
-                    (true, false) => failed_writes.push(Op::Write { key, value }),
-                    (false, false) => {}
-                }
+                events.push(Event {
+                    write,
+                    key,
+                    value,
+                    success,
+                });
             }
-            let status = if c.bool("a transaction's success flag")? {
-                Status::Ok
-            } else {
-                ops.extend(failed_writes);
-                Status::Fail
-            };
-            let id = txns.len() as u64;
-            txns.push(Txn::new(id, s as u64, status, ops));
+            let committed = c.bool("a transaction's success flag")?;
+            push_txn(&mut txns, s as u64, events, committed);
         }
     }
     let extra = c.fill(1)?;
@@ -232,29 +244,147 @@ pub fn read<R: Read>(input: R, total: u64, path: Option<&Path>) -> Result<Histor
             ),
         ));
     }
-    zero_reads_to_initial(&mut txns);
-    Ok(History::from_txns(txns))
+    Ok(finish(txns))
 }
 
-/// The file a dbcop path names: itself, or `history.bincode` inside a
-/// directory.
-pub fn history_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join("history.bincode")
+/// One dbcop event, from either encoding.
+pub(crate) struct Event {
+    pub write: bool,
+    pub key: i64,
+    /// `None`: a JSON read of `null` (the initial state).
+    pub value: Option<i64>,
+    /// Always true in JSON, which has no per-event flag.
+    pub success: bool,
+}
+
+/// Appends transaction `txns.len()` of `session`, mapped as the module
+/// documentation says: both encodings go through here.
+pub(crate) fn push_txn(
+    txns: &mut Vec<Txn>,
+    session: u64,
+    events: impl IntoIterator<Item = Event>,
+    committed: bool,
+) {
+    let mut ops = Vec::new();
+    let mut failed_writes = Vec::new();
+    for e in events {
+        let key = Key::Int(e.key);
+        match (e.write, e.success, e.value) {
+            (true, true, Some(value)) => ops.push(Op::Write { key, value }),
+            (true, false, Some(value)) => failed_writes.push(Op::Write { key, value }),
+            (false, true, value) => ops.push(Op::Read { key, value }),
+            (false, false, _) | (true, _, None) => {}
+        }
+    }
+    let status = if committed {
+        Status::Ok
     } else {
-        path.to_path_buf()
+        ops.extend(failed_writes);
+        Status::Fail
+    };
+    let id = txns.len() as u64;
+    txns.push(Txn::new(id, session, status, ops));
+}
+
+/// The history of the transactions [`push_txn`] made: reads of `0` that
+/// no committed write explains become reads of the initial state.
+pub(crate) fn finish(mut txns: Vec<Txn>) -> History {
+    zero_reads_to_initial(&mut txns);
+    History::from_txns(txns)
+}
+
+/// True when `prefix` (the first bytes of a dbcop input) is JSON rather
+/// than bincode: it starts with `{` or `[` and has no NUL byte.
+pub(crate) fn is_json(prefix: &[u8]) -> bool {
+    let head = &prefix[..prefix.len().min(64)];
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let first = text.iter().find(|c| !c.is_ascii_whitespace());
+    matches!(first, Some(b'{' | b'[')) && !head.contains(&0)
+}
+
+/// The file a dbcop path names: itself; in a directory, its
+/// `history.bincode`, else its one dbcop JSON history (`<n>.json`, as
+/// `dbcop generate` names them). A directory with several JSON histories
+/// is an error naming them: a check reads one history.
+pub fn history_file(path: &Path) -> Result<PathBuf, ParseError> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let bincode = path.join("history.bincode");
+    if bincode.exists() {
+        return Ok(bincode);
+    }
+    let mut json = json_histories(path)?;
+    match json.len() {
+        1 => Ok(json.remove(0)),
+        0 => Err(ParseError::whole(
+            Some(path),
+            "this directory holds neither a history.bincode nor a dbcop JSON history (<n>.json)",
+        )),
+        n => {
+            let names: Vec<String> = json
+                .iter()
+                .take(3)
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            Err(ParseError::whole(
+                Some(path),
+                format!(
+                    "this directory holds {n} dbcop JSON histories ({}{}); name one of them",
+                    names.join(", "),
+                    if n > 3 { ", ..." } else { "" }
+                ),
+            ))
+        }
     }
 }
 
-/// Reads a dbcop `history.bincode` (or the one inside a directory).
+/// The `<n>.json` files of a directory (what `dbcop generate` writes), in
+/// numeric order.
+pub fn json_histories(dir: &Path) -> Result<Vec<PathBuf>, ParseError> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| ParseError::io(Some(dir), e))? {
+        let entry = entry.map_err(|e| ParseError::io(Some(dir), e))?;
+        let name = entry.file_name();
+        if let Some(n) = name.to_str().and_then(json_history_number) {
+            found.push((n, entry.path()));
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().map(|(_, p)| p).collect())
+}
+
+/// `Some(n)` for a file name `<n>.json`.
+pub(crate) fn json_history_number(name: &str) -> Option<u64> {
+    let n = name.strip_suffix(".json")?;
+    if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// Reads a dbcop history file, JSON or bincode (or the one inside a
+/// directory, [`history_file`]).
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
-    let file = history_file(path);
-    let f = File::open(&file).map_err(|e| ParseError::io(Some(&file), e))?;
+    let file = history_file(path)?;
+    let mut f = File::open(&file).map_err(|e| ParseError::io(Some(&file), e))?;
     let total = f
         .metadata()
         .map_err(|e| ParseError::io(Some(&file), e))?
         .len();
-    read(f, total, Some(&file))
+    let mut head = Vec::with_capacity(64);
+    Read::by_ref(&mut f)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(|e| ParseError::io(Some(&file), e))?;
+    if is_json(&head) {
+        let mut bytes = head;
+        f.read_to_end(&mut bytes)
+            .map_err(|e| ParseError::io(Some(&file), e))?;
+        super::dbcop_json::parse(&bytes, Some(&file))
+    } else {
+        read(io::Cursor::new(head).chain(f), total, Some(&file))
+    }
 }
 
 #[cfg(test)]

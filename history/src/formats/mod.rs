@@ -8,7 +8,7 @@
 //! | `elle-json` | [`elle_json`] | Elle JSON (elle-cli) | no |
 //! | `text` | [`text`] | PolySI / Plume / IsoVista `r(k,v,s,t)` | yes |
 //! | `awdit` | [`awdit`] | AWDIT test histories | no |
-//! | `dbcop` | [`dbcop`] | dbcop `history.bincode` | no |
+//! | `dbcop` | [`dbcop`] | dbcop `history.bincode` and `dbcop generate` JSON | no |
 //! | `cobra` | [`cobra`] | Cobra `T<n>.log` directories | no |
 //! | `timekiller` | [`timekiller`] | TimeKiller / Chronos JSON | no |
 //! | `viper` | [`viper`] | Viper `J<n>.log` directories | no |
@@ -35,6 +35,7 @@ use crate::model::History;
 pub mod awdit;
 pub mod cobra;
 pub mod dbcop;
+mod dbcop_json;
 pub mod elle_edn;
 pub mod elle_json;
 pub mod text;
@@ -64,7 +65,7 @@ pub enum Format {
     Text,
     /// AWDIT's test format.
     Awdit,
-    /// dbcop's `history.bincode`.
+    /// dbcop's `history.bincode`, or the JSON `dbcop generate` writes.
     Dbcop,
     /// A directory of Cobra `T<n>.log` files.
     Cobra,
@@ -181,11 +182,13 @@ const SNIFF_BYTES: usize = 16 * 1024;
 /// Guesses the format of a history file or directory from its content.
 ///
 /// A directory holding `T<n>.log` files is Cobra, `J<n>.log` files Viper,
-/// a `history.bincode` dbcop. A file with NUL bytes or invalid UTF-8 is
-/// dbcop. Otherwise the first character that is not whitespace or a `;`
-/// comment decides: `{:` Elle EDN, `{"` JSONL, `[`/`(` then `{:` Elle EDN,
-/// `[{"` with a `"tid"` TimeKiller (else Elle JSON), `r(`/`w(` the text
-/// format, `r k v`/`w k v`/`---`/`===` AWDIT.
+/// a `history.bincode` or `<n>.json` files (`dbcop generate`) dbcop. A file
+/// with NUL bytes or invalid UTF-8 is dbcop. Otherwise the first character
+/// that is not whitespace or a `;` comment decides: `{:` Elle EDN, `{"`
+/// JSONL unless the first key is `"params"` or `"data"` (dbcop JSON),
+/// `[`/`(` then `{:` Elle EDN, `[{"` with a `"tid"` TimeKiller (else Elle
+/// JSON), `[[{"events"` / `[[{"committed"` dbcop's bare sessions, `r(`/`w(`
+/// the text format, `r k v`/`w k v`/`---`/`===` AWDIT.
 pub fn detect(path: &Path) -> Result<Format, ParseError> {
     let meta = std::fs::metadata(path).map_err(|e| ParseError::io(Some(path), e))?;
     if meta.is_dir() {
@@ -220,7 +223,7 @@ fn detect_dir(dir: &Path) -> Result<Format, ParseError> {
         let Some(name) = name.to_str() else { continue };
         cobra |= cobra::session_of(name).is_some();
         viper |= viper::session_of(name).is_some();
-        dbcop |= name == "history.bincode";
+        dbcop |= name == "history.bincode" || dbcop::json_history_number(name).is_some();
     }
     match (cobra, viper, dbcop) {
         (true, _, _) => Ok(Format::Cobra),
@@ -228,7 +231,7 @@ fn detect_dir(dir: &Path) -> Result<Format, ParseError> {
         (_, _, true) => Ok(Format::Dbcop),
         _ => Err(ParseError::whole(
             Some(dir),
-            "this directory holds no T<n>.log (Cobra), J<n>.log (Viper) or history.bincode (dbcop)",
+            "this directory holds no T<n>.log (Cobra), J<n>.log (Viper), history.bincode or <n>.json (dbcop)",
         )),
     }
 }
@@ -266,6 +269,7 @@ pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
     match first {
         b'{' => match next(i + 1) {
             Some(b':') => Some(Format::ElleEdn),
+            _ if first_key_is(b, skip(i + 1), &["params", "data"]) => Some(Format::Dbcop),
             _ => Some(Format::Jsonl),
         },
         b'#' => Some(Format::ElleEdn),
@@ -284,6 +288,12 @@ pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
                     _ => None,
                 },
                 Some(b'#') => Some(Format::ElleEdn),
+                Some(b'[') => {
+                    let k = skip(j + 1);
+                    let object = b.get(k) == Some(&b'{');
+                    (object && first_key_is(b, skip(k + 1), &["events", "committed"]))
+                        .then_some(Format::Dbcop)
+                }
                 _ => None,
             }
         }
@@ -295,6 +305,16 @@ pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
         b'-' | b'=' => Some(Format::Awdit),
         _ => None,
     }
+}
+
+/// True when `b[at..]` starts with a JSON string that is one of `keys`.
+fn first_key_is(b: &[u8], at: usize, keys: &[&str]) -> bool {
+    keys.iter().any(|k| {
+        b.get(at..)
+            .and_then(|rest| rest.strip_prefix(b"\""))
+            .and_then(|rest| rest.strip_prefix(k.as_bytes()))
+            .is_some_and(|rest| rest.first() == Some(&b'"'))
+    })
 }
 
 /// True when the file holds nothing but whitespace.
@@ -338,7 +358,7 @@ pub fn read_counting(
     let (format, h) = match format {
         Format::Auto => {
             let f = detect(path)?;
-            let why = guessed_from(f, path.is_dir());
+            let why = guessed_from(f, path.is_dir(), f == Format::Dbcop && is_json_file(path));
             let h = read_as(path, f, on_bytes).map_err(|e| {
                 if name_confirms(path, f) {
                     e
@@ -362,9 +382,12 @@ pub fn read_counting(
 }
 
 /// What [`detect`] saw that made it guess `format`.
-fn guessed_from(format: Format, dir: bool) -> &'static str {
+fn guessed_from(format: Format, dir: bool, json: bool) -> &'static str {
     match format {
-        Format::Dbcop if dir => "the folder holds a history.bincode",
+        Format::Dbcop if dir => "the folder holds a history.bincode or <n>.json files",
+        Format::Dbcop if json => {
+            "it is JSON whose first key is dbcop's \"params\" or \"data\", or starts [[{\"events\""
+        }
         Format::Dbcop => "the file is binary: it has NUL bytes or is not UTF-8 text",
         Format::Cobra => "the folder holds T<n>.log files",
         Format::Viper => "the folder holds J<n>.log files",
@@ -391,9 +414,26 @@ fn name_confirms(path: &Path, format: Format) -> bool {
         Format::ElleEdn => ext == "edn",
         Format::ElleJson | Format::Timekiller => ext == "json",
         Format::Text | Format::Awdit => ext == "txt",
-        Format::Dbcop => ext == "bincode",
+        Format::Dbcop => ext == "bincode" || (ext == "json" && dbcop_json_named(&name)),
         Format::Cobra | Format::Viper | Format::Auto => path.is_dir(),
     }
+}
+
+/// True when the file starts like JSON (for dbcop, which has two encodings).
+fn is_json_file(path: &Path) -> bool {
+    let mut head = Vec::with_capacity(64);
+    util::open(path)
+        .and_then(|f| {
+            f.take(64)
+                .read_to_end(&mut head)
+                .map_err(|e| ParseError::io(Some(path), e))
+        })
+        .is_ok_and(|_| dbcop::is_json(&head))
+}
+
+/// True for `<n>.json`, the names `dbcop generate` gives.
+fn dbcop_json_named(name: &str) -> bool {
+    dbcop::json_history_number(name).is_some()
 }
 
 /// An error of an importer that auto mode chose, saying so: `read as dbcop
@@ -439,7 +479,8 @@ pub fn parse(bytes: &[u8], format: Format, path: Option<&Path>) -> Result<Histor
             let f = detect_bytes(bytes).ok_or_else(|| {
                 ParseError::whole(path, "cannot tell the history format from the content")
             })?;
-            parse_as(bytes, f, path).map_err(|e| guessed(e, f, guessed_from(f, false)))
+            let json = f == Format::Dbcop && dbcop::is_json(bytes);
+            parse_as(bytes, f, path).map_err(|e| guessed(e, f, guessed_from(f, false, json)))
         }
         f => parse_as(bytes, f, path),
     }
@@ -507,7 +548,11 @@ mod tests {
 
     #[test]
     fn sniffs_content() {
-        let cases: [(&[u8], Option<Format>); 14] = [
+        let cases: [(&[u8], Option<Format>); 18] = [
+            (b"{\n  \"params\": {\n    \"id\": 0,", Some(Format::Dbcop)),
+            (b"{\"data\": [[]]}", Some(Format::Dbcop)),
+            (b"[\n  [\n    {\n      \"events\": [", Some(Format::Dbcop)),
+            (b"[[{\"database\": 1}]]", None),
             (
                 b"{\"type\":\"header\",\"version\":1}\n",
                 Some(Format::Jsonl),
