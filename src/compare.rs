@@ -276,28 +276,24 @@ pub fn compare(old: &Summary, new: &Summary, t: Thresholds) -> Comparison {
                 format!("passed before, {:?} now: {}", n.status, n.message).to_lowercase(),
             );
         }
-        if let Some((change, message)) = throughput_change(&o, n, t) {
-            let finding = |kind| Finding {
+        let changes = [
+            (throughput_change(&o, n, t), "throughput"),
+            (abort_rise(&o, n, t), "abort-rate"),
+        ];
+        for (change, kind) in changes {
+            let Some((change, message)) = change else {
+                continue;
+            };
+            let (kind, list) = match change {
+                Change::Drop => (kind, &mut c.regressions),
+                Change::Rise => ("improved", &mut c.notes),
+                Change::TooShort => ("too-short", &mut c.notes),
+            };
+            list.push(Finding {
                 run: n.name.clone(),
                 kind,
                 message,
-            };
-            match change {
-                Change::Drop => c.regressions.push(finding("throughput")),
-                Change::Rise => c.notes.push(finding("improved")),
-                Change::TooShort => c.notes.push(finding("too-short")),
-            }
-        }
-        if let Some((change, message)) = abort_rise(&o, n, t) {
-            let finding = |kind| Finding {
-                run: n.name.clone(),
-                kind,
-                message,
-            };
-            match change {
-                Change::TooShort => c.notes.push(finding("too-short")),
-                _ => c.regressions.push(finding("abort-rate")),
-            }
+            });
         }
     }
     for o in &old.runs {
