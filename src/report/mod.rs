@@ -3,6 +3,7 @@
 //! [`write`]: what `harness run` writes at its end and `harness report`
 //! (`report_cmd.rs`) writes again.
 
+mod axes;
 mod cycle;
 mod escape;
 mod html;
