@@ -34,28 +34,26 @@
 //! [`anomaly`] (names), [`report`] (what a check returns), [`graph`]
 //! (graph storage and searches: components, shortest cycle).
 //!
-//! [`oracle`] and [`list_oracle`]: brute-force reference semantics
-//! (registers, lists), for testing all of the above and for [`certify`] to
-//! re-decide tiny sub-histories (random small histories for the tests are
-//! in the `checkers-testkit` crate, not shipped here); the enumeration
-//! both share is in `brute_force`.
+//! [`exhaustive`]: every level decided by enumeration on tiny histories,
+//! for [`certify`] to re-decide the sub-histories a refutation names, and
+//! as the reference semantics (the oracle) the tests hold all of the above
+//! to (the random small histories for those tests are in the
+//! `checkers-testkit` crate, not shipped here).
 //!
 //! The stage folders keep their files' old paths where other crates use
 //! them: [`general`], [`solve`], [`window`] and [`weak`] are re-exported
 //! here.
 
 pub mod anomaly;
-mod brute_force;
 pub mod certify;
 pub mod check;
 pub mod decide;
+pub mod exhaustive;
 pub mod explain;
 pub mod graph;
 pub mod index;
 pub mod lattice;
-pub mod list_oracle;
 pub mod options;
-pub mod oracle;
 pub mod report;
 
 pub use decide::blackbox::{general, solve, window};

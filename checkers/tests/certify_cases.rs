@@ -1,7 +1,7 @@
 //! Hand-written certificates and the rejection each must get: orders, sessions, real time, cycles, findings, lists.
 
 use checkers::certify::*;
-use checkers::oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers::AnomalyKind;
 use checkers_testkit::brute::some_witness;
 use checkers_testkit::build::{a, r, rl, rq, t, timed, w};

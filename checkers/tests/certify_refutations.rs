@@ -1,7 +1,7 @@
 //! Certificate refutations by exhaustion: none verifies on a valid history; the whole history refutes an invalid one.
 
 use checkers::certify::*;
-use checkers::oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers::AnomalyKind;
 use checkers_testkit::brute::{cycles, edge_cycles, is_ser, is_si, keys_of, small_configs};
 use checkers_testkit::certs::cert;

@@ -1,7 +1,7 @@
 //! Database timestamps in certificates: a brute-force dbts oracle vs witnesses, sound refutation edges, violations.
 
 use checkers::certify::*;
-use checkers::oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers_testkit::brute::{
     any_perm, any_schedule, committed_sets, edge_cycles, is_ser, some_witness,
 };

@@ -1,7 +1,7 @@
 //! Certificate witnesses against brute force: registers vs the oracle, lists vs the fast checker, range reads, scale.
 
 use checkers::certify::*;
-use checkers::oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers_testkit::brute::{edge_cycles, is_ser, is_si, small_configs, some_witness};
 use checkers_testkit::build::{r, t, w};
 use checkers_testkit::certs::cert;

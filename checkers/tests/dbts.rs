@@ -185,7 +185,7 @@ fn a_commit_timestamp_tie_leaves_only_the_tied_writers_unordered() {
         let rep = check(&h, l, &opts(true));
         checkers_testkit::assert_certified(&rep, "dbts tie");
         assert_eq!(rep.certified, checkers::Certified::Checked, "{l}: {rep:?}");
-        let holds = checkers::oracle::satisfies_dbts(&h, l).unwrap();
+        let holds = checkers::exhaustive::registers::satisfies_dbts(&h, l).unwrap();
         let weak = matches!(l, Level::Rc | Level::Ra | Level::Cc | Level::Pc);
         assert!(weak || !holds, "{l}: the oracle says it holds");
         let want = if holds {

@@ -6,7 +6,7 @@
 use checkers::certify::{verify, Certificate, Claim, Refutation};
 use checkers::general::{check_general, General, GeneralOptions};
 use checkers::index::Index;
-use checkers::oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers_testkit::{random_history, GenConfig, STRONG};
 use history::to_jsonl_string;
 use rand::SeedableRng;

@@ -3,7 +3,8 @@
 //! one session used to leave the second out of the commit order ("T1 is
 //! missing from the witness", a certificate failure).
 
-use checkers::{check, oracle, Certified, CheckOptions, Verdict};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, Certified, CheckOptions, Verdict};
 use checkers_testkit::{assert_certified, random_history, GenConfig};
 use history::{read_jsonl_str, to_jsonl_string, History, Level, Status};
 use rand::{RngExt, SeedableRng};

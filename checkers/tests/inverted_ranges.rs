@@ -3,7 +3,8 @@
 //! every level, in the checker, its certificate checker and the oracle
 //! alike. It used to panic ("range start is greater than range end").
 
-use checkers::{check, oracle, Certified, CheckOptions, Verdict};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, Certified, CheckOptions, Verdict};
 use checkers_testkit::build::{jsonl, rq};
 use checkers_testkit::{assert_certified, assert_verdict, random_history, GenConfig};
 use history::{to_jsonl_string, History, Level, Op};

@@ -107,7 +107,7 @@ fn assert_levels(h: &History, ok: &[Level]) {
     let mut wrong = Vec::new();
     for l in Level::ALL {
         assert_eq!(
-            checkers::list_oracle::satisfies(h, l),
+            checkers::exhaustive::lists::satisfies(h, l),
             Some(ok.contains(&l)),
             "the oracle at {l}"
         );

@@ -6,7 +6,8 @@
 //! "fails" / "satisfies" claim about other levels, must agree with the
 //! oracle deciding those levels directly.
 
-use checkers::{check, oracle, CheckOptions};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, CheckOptions};
 use checkers_testkit::{
     assert_certified_on, assert_two_sided, assert_verdict, random_history, stamp_ties,
     unchecked_certificates, GenConfig, STRONG,

@@ -4,7 +4,8 @@
 //! transactions. Also: the mini-transaction method and the general one
 //! agree on mini-transaction histories.
 
-use checkers::{check, oracle, CheckOptions};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, CheckOptions};
 use checkers_testkit::{
     assert_certified, assert_methods, assert_two_sided, assert_verdict, count_method,
     random_history, GenConfig, Methods, STRONG,

@@ -2,7 +2,8 @@
 //! many random small list-append histories (internal reads, `info`
 //! writers, failed transactions, stale and fractured snapshots).
 
-use checkers::{check, list_oracle, CheckOptions};
+use checkers::exhaustive::lists as list_oracle;
+use checkers::{check, CheckOptions};
 use checkers_testkit::{
     assert_certified, assert_two_sided, assert_verdict, random_list_history, GenConfig,
 };

@@ -1,7 +1,8 @@
 //! The mini-transaction checks against the brute-force oracle, on thousands
 //! of random small histories with anomalies, `fail` and `info` transactions.
 
-use checkers::{check, oracle, CheckOptions};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, CheckOptions};
 use checkers_testkit::{
     assert_certified, assert_two_sided, assert_verdict, holds, random_history, GenConfig, STRONG,
 };

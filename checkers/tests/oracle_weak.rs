@@ -5,7 +5,8 @@
 
 use checkers::index::Index;
 use checkers::weak::{check_weak, WeakVerdict};
-use checkers::{oracle, AnomalyKind, CommonName, Scope};
+use checkers::exhaustive::registers as oracle;
+use checkers::{AnomalyKind, CommonName, Scope};
 use checkers_testkit::build::{committed, r, w};
 use checkers_testkit::{assert_two_sided, random_history, GenConfig, WEAK};
 use history::{to_jsonl_string, History, Key, Level, Op, Status, Txn};

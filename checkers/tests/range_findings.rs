@@ -5,7 +5,8 @@
 //! levels; then random range histories, against the oracle.
 
 use checkers::certify::{Claim, Refutation};
-use checkers::{check, oracle, AnomalyKind, Certified, CheckOptions, Verdict};
+use checkers::exhaustive::registers as oracle;
+use checkers::{check, AnomalyKind, Certified, CheckOptions, Verdict};
 use checkers_testkit::build::jsonl_txns;
 use checkers_testkit::{
     as_range_reads, assert_certified_on, assert_two_sided, assert_verdict, random_history,

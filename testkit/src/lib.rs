@@ -1,7 +1,7 @@
 //! Test-only helpers for the checkers, kept out of the shipped library.
 //!
 //! Random small histories, for comparing the checkers with the brute-force
-//! oracles ([`checkers::oracle`], [`checkers::list_oracle`]);
+//! oracles ([`checkers::exhaustive::registers`], [`checkers::exhaustive::lists`]);
 //! [`assert_certified`] and the other assertions on reports; builders of
 //! hand-written histories ([`build`]); the brute-force enumeration of
 //! witnesses and refutations ([`brute`]); and [`as_range_reads`].

@@ -193,7 +193,7 @@ pub enum Refutation {
         b: u32,
     },
     /// A small set of transactions that on its own violates the level:
-    /// re-decided by brute force ([`oracle::satisfies`](crate::oracle::satisfies))
+    /// re-decided by brute force ([`exhaustive::registers::satisfies`](crate::exhaustive::registers::satisfies))
     /// on the sub-history that keeps these transactions and drops every
     /// read of a value written outside them. Registers only; at most
     /// [`MAX_SUB_TXNS`] transactions ([`MAX_SUB_TXNS_SI`] for the SI family)

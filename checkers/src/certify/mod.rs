@@ -24,7 +24,7 @@
 //! This module shares no code with the fast checker: it reads the
 //! [`history`] types directly, re-derives every read-from and every edge
 //! from the ops, and uses only [`AnomalyKind`] for names and
-//! [`oracle::satisfies`](crate::oracle::satisfies) for tiny sub-histories.
+//! [`exhaustive::registers::satisfies`](crate::exhaustive::registers::satisfies) for tiny sub-histories.
 //! Its semantics are those of [`oracle`](crate::oracle), checked literally
 //! but on one given execution instead of all of them, so the checks stay
 //! near-linear (`O(ops log n)`) while the tests compare them with the

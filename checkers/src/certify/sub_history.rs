@@ -156,9 +156,9 @@ pub(super) fn verify_sub_history(h: &History, level: Level, use_dbts: bool, txns
                 "list sub-histories with timestamps".into(),
             ))
         }
-        (true, false) => crate::list_oracle::satisfies(&sub, level),
-        (false, true) => crate::oracle::satisfies_dbts(&sub, level),
-        (false, false) => crate::oracle::satisfies(&sub, level),
+        (true, false) => crate::exhaustive::lists::satisfies(&sub, level),
+        (false, true) => crate::exhaustive::registers::satisfies_dbts(&sub, level),
+        (false, false) => crate::exhaustive::registers::satisfies(&sub, level),
     };
     match decided {
         Some(false) => Ok(()),

@@ -1,4 +1,6 @@
-//! Brute-force reference semantics, for testing the real checkers.
+//! Exhaustive decision of register histories: the certificate checker's
+//! second decider of small sub-histories, and the tests' reference
+//! semantics (their oracle) for the real checkers.
 //!
 //! Each level is decided here by following its definition literally, by
 //! enumeration, with no cleverness that could share a bug with the fast
@@ -48,7 +50,7 @@ use std::collections::HashMap;
 
 use history::{History, Key, Level, Op, Status, Value};
 
-use crate::brute_force::{
+use super::enumerate::{
     is_serial, is_strong, is_weak, repeats_a_value, serial_exists, si_schedule_exists,
     some_inclusion, Constraints, Model, Relations,
 };

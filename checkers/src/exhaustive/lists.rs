@@ -1,5 +1,6 @@
-//! Brute-force reference semantics of list-append histories, for testing
-//! the real checkers; the list counterpart of [`oracle`](crate::oracle).
+//! Exhaustive decision of list-append histories, for the certificate
+//! checker and as the tests' reference semantics; the list counterpart of
+//! [`registers`](super::registers).
 //!
 //! A history here has only appends and list reads. Each level is decided
 //! by its definition, literally, by enumeration, sharing no code with the
@@ -43,7 +44,7 @@ use std::collections::HashMap;
 
 use history::{History, Key, Level, Op, Status, Value};
 
-use crate::brute_force::{
+use super::enumerate::{
     is_serial, is_strong, is_weak, repeats_a_value, serial_exists, si_schedule_exists,
     some_inclusion, Constraints, Model, Relations,
 };

@@ -1,13 +1,13 @@
-//! The enumeration the two brute-force oracles ([`oracle`](crate::oracle)
-//! for registers, [`list_oracle`](crate::list_oracle) for lists) share:
+//! The enumeration the two exhaustive deciders ([`registers`](super::registers)
+//! and [`lists`](super::lists)) share:
 //! which levels they decide, every way the `info` transactions can go, the
 //! order constraints of a level, the searches for a serial order and for an
 //! SI schedule over a store of either kind, and, for the weak levels, the
 //! session, read-from and happens-before relations, the commit orders that
 //! extend them and the levels' premises. What a transaction reads and
-//! installs, and what a read must show, stay in each oracle.
+//! installs, and what a read must show, stay in each decider.
 //!
-//! Like the oracles, this shares no code with the checkers.
+//! Like the deciders, this shares no code with the checkers.
 
 use std::collections::HashSet;
 
