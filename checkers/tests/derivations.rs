@@ -4,9 +4,9 @@
 //! checker, and agree with the brute-force oracle.
 
 use checkers::certify::{verify, Certificate, Claim, Refutation};
+use checkers::exhaustive::registers as oracle;
 use checkers::general::{check_general, General, GeneralOptions};
 use checkers::index::Index;
-use checkers::exhaustive::registers as oracle;
 use checkers_testkit::{random_history, GenConfig, STRONG};
 use history::to_jsonl_string;
 use rand::SeedableRng;

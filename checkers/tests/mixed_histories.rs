@@ -12,8 +12,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use checkers::exhaustive::registers as oracle;
 use checkers::exhaustive::lists as list_oracle;
+use checkers::exhaustive::registers as oracle;
 use checkers::{check, Certified, CheckOptions, Verdict};
 use checkers_testkit::{random_history, random_list_history, stamp_ties, GenConfig};
 use history::{to_jsonl_string, History, Key, Level, Op};

@@ -3,9 +3,9 @@
 //! histories that separate the levels (each is checked against the oracle
 //! too).
 
+use checkers::exhaustive::registers as oracle;
 use checkers::index::Index;
 use checkers::weak::{check_weak, WeakVerdict};
-use checkers::exhaustive::registers as oracle;
 use checkers::{AnomalyKind, CommonName, Scope};
 use checkers_testkit::build::{committed, r, w};
 use checkers_testkit::{assert_two_sided, random_history, GenConfig, WEAK};
