@@ -32,7 +32,7 @@ pub enum Command {
     /// Rebuild the HTML report (and DOT drawings) of a run folder.
     Report(crate::report_cmd::ReportArgs),
     /// Start, stop or inspect a local multi-node cluster (galera,
-    /// pg-replica), each node in its own network namespace.
+    /// pg-replica, patroni), each node in its own network namespace.
     Cluster(crate::cluster::args::ClusterArgs),
 }
 
@@ -95,8 +95,9 @@ pub struct RunArgs {
     #[arg(long = "url", value_name = "URL")]
     pub urls: Vec<String>,
     /// Run against the cluster `harness cluster up KIND` started (galera,
-    /// pg-replica): its node URLs, each client pinned to one node; for
-    /// pg-replica, read-only transactions go to the standbys. Sets --db.
+    /// pg-replica, patroni): its node URLs, each client pinned to one node
+    /// (patroni: each follows the leader); for pg-replica, read-only
+    /// transactions go to the standbys. Sets --db.
     /// Its nodes are command-fault targets (`kill:target=galera-2`).
     #[arg(long, value_enum, value_name = "KIND", conflicts_with = "urls")]
     pub cluster: Option<crate::cluster::args::Kind>,
@@ -109,7 +110,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "cluster", allow_negative_numbers = true, value_parser = parse_cluster_nodes)]
     pub cluster_nodes: Option<u32>,
     /// A server option of --cluster, repeatable, as `harness cluster up
-    /// --server-opt` takes it (`wsrep-sync-wait=1`); brings the cluster up
+    /// --server-opt` takes it (`wsrep-sync-wait=1`; patroni: its settings,
+    /// `synchronous_mode=on`); brings the cluster up
     /// first with these options (3 nodes unless --cluster-nodes).
     #[arg(long = "cluster-opt", value_name = "NAME=VALUE", requires = "cluster")]
     pub cluster_opts: Vec<String>,
@@ -174,7 +176,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
     pub check_timeout: Duration,
     /// memdb only: switch on an isolation bug (lost-update, stale-read,
-    /// fractured-read, write-skew, long-fork, aborted-read).
+    /// fractured-read, write-skew, long-fork, aborted-read, lost-write).
     #[arg(long, value_parser = parse_bug)]
     pub bug: Option<adapters::memdb::Bug>,
     /// The TPC-C scale (--warehouses, --districts, --customers, --items,
@@ -227,6 +229,18 @@ pub struct RunArgs {
     /// report.json) in the database instead of dropping them at the end.
     #[arg(long)]
     pub keep_tables: bool,
+    /// Skip the final reads: by default, once the clients have stopped and
+    /// every fault has healed, the run reads back every key it wrote (for
+    /// append, every list) in read-only transactions recorded in the
+    /// history with kind `final-read`, so that a write the database
+    /// acknowledged and then lost shows up as an anomaly.
+    #[arg(long)]
+    pub no_final_reads: bool,
+    /// How long the final reads wait for the database to answer again
+    /// after the last fault healed (reported); past it they are skipped,
+    /// with a warning.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub final_read_wait: Duration,
     /// Command-fault targets, from the scenario file.
     #[arg(skip)]
     pub targets: crate::nemesis::command::Targets,

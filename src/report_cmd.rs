@@ -58,7 +58,15 @@ pub fn command(args: ReportArgs) -> Result<u8> {
         eprintln!("note: {} rebuilt from the history alone", out.display());
     }
     let (run, _) = load_report(dir)?;
-    let counted = run.pointer("/counts/total").and_then(Value::as_u64);
+    // `counts` is the workload's; the final reads are counted apart.
+    let finals = run
+        .pointer("/final_reads/txns")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let counted = run
+        .pointer("/counts/total")
+        .and_then(Value::as_u64)
+        .map(|n| n + finals);
     if counted.is_some_and(|n| n != h.txns.len() as u64) {
         bail!(
             "{} describes {} transactions but {} holds {}: the history changed since the \

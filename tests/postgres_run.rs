@@ -127,7 +127,7 @@ fn clients_reconnect_when_their_connections_are_killed() {
     assert!(killed > 0, "the test killed no connection");
     let h = complete_history(&o, dir.path());
     assert!(
-        h.txns.iter().any(|t| t.session >= 4),
+        workload_txns(&h).any(|t| t.session >= 4),
         "reconnected clients get new session ids"
     );
     let lost = h
@@ -142,7 +142,7 @@ fn clients_reconnect_when_their_connections_are_killed() {
         "killed connections show up as failed or info transactions"
     );
     assert!(
-        h.status_counts().0 > 0,
+        workload_txns(&h).any(|t| t.status == Status::Ok),
         "clients went on committing after reconnecting"
     );
 }

@@ -34,7 +34,14 @@
 //! * `long-fork`: read-only transactions see even keys and odd keys at two
 //!   different points of the commit order;
 //! * `aborted-read`: some writers publish their writes before committing,
-//!   then abort.
+//!   then abort;
+//! * `lost-write`: an acknowledged commit that was never durable: when a
+//!   session closes, the versions its last committed writing transaction
+//!   installed are lost, though its COMMIT answered ok. They go once no
+//!   session is open any more (as in a crash after the clients left), so
+//!   nothing looks wrong while the sessions run; only a read after they all
+//!   closed (the run's final reads, on fresh sessions) can see the loss, as
+//!   a read of an older version than one committed before it began.
 
 use std::collections::BTreeMap;
 
@@ -117,17 +124,19 @@ pub enum Bug {
     WriteSkew,
     LongFork,
     AbortedRead,
+    LostWrite,
 }
 
 impl Bug {
     /// Every bug, for tests and help text.
-    pub const ALL: [Bug; 6] = [
+    pub const ALL: [Bug; 7] = [
         Bug::LostUpdate,
         Bug::StaleRead,
         Bug::FracturedRead,
         Bug::WriteSkew,
         Bug::LongFork,
         Bug::AbortedRead,
+        Bug::LostWrite,
     ];
 
     /// The name used by `--bug`.
@@ -139,6 +148,7 @@ impl Bug {
             Bug::WriteSkew => "write-skew",
             Bug::LongFork => "long-fork",
             Bug::AbortedRead => "aborted-read",
+            Bug::LostWrite => "lost-write",
         }
     }
 
@@ -196,6 +206,11 @@ struct State {
     locks: BTreeMap<i64, u64>,
     /// The last transaction number given out (lock owners).
     txns: u64,
+    /// Connections open now.
+    open: usize,
+    /// The lost-write bug: the writes of closed sessions to lose once no
+    /// session is open (commit timestamp, keys).
+    lost: Vec<(u64, Vec<(Table, i64)>)>,
 }
 
 impl State {
@@ -237,12 +252,14 @@ impl MemDb {
 
     /// A connection for `session`.
     pub fn connect(self: &Arc<Self>, session: u64) -> MemConn {
+        self.state.lock().expect("memdb lock").open += 1;
         MemConn {
             db: Arc::clone(self),
             rng: ChaCha8Rng::seed_from_u64(self.seed ^ session.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             txn: None,
             seen: 0,
             committed: None,
+            last_write: None,
         }
     }
 }
@@ -275,6 +292,10 @@ pub struct MemConn {
     seen: u64,
     /// The timestamps of the last commit, reported as its `dbts`.
     committed: Option<history::DbTs>,
+    /// The lost-write bug: the commit timestamp and the keys of this
+    /// session's last committed writing transaction, whose versions go
+    /// when the session closes.
+    last_write: Option<(u64, Vec<(Table, i64)>)>,
 }
 
 fn abort(msg: &str) -> DbError {
@@ -660,6 +681,9 @@ impl Conn for MemConn {
                 list.extend_from_slice(vs);
                 writes.insert((Table::List, *k), Val::List(Arc::new(list)));
             }
+            if bug == Some(Bug::LostWrite) {
+                self.last_write = Some((ts, writes.keys().copied().collect()));
+            }
             for (k, v) in writes {
                 st.data.entry(k).or_default().push(Version { ts, val: v });
             }
@@ -683,6 +707,33 @@ impl Conn for MemConn {
 
     fn tpcc(&mut self) -> Option<&mut dyn crate::tpcc::TpccConn> {
         Some(self)
+    }
+}
+
+impl Drop for MemConn {
+    /// A closed session: under the lost-write bug its last acknowledged
+    /// write was never made durable, and is lost once no session is open.
+    fn drop(&mut self) {
+        let Ok(mut st) = self.db.state.lock() else {
+            return;
+        };
+        st.open = st.open.saturating_sub(1);
+        if let Some(w) = self.last_write.take() {
+            st.lost.push(w);
+        }
+        if st.open > 0 {
+            return;
+        }
+        for (ts, keys) in std::mem::take(&mut st.lost) {
+            for k in keys {
+                if let Some(vs) = st.data.get_mut(&k) {
+                    vs.retain(|v| v.ts != ts);
+                    if vs.is_empty() {
+                        st.data.remove(&k);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -835,6 +886,44 @@ mod tests {
         b.upsert(1, 20, false).await.unwrap();
         a.commit().await.unwrap();
         b.commit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_lost_write_bug_drops_the_last_write_of_a_closed_session() {
+        for (bug, after) in [
+            (None, Some((20, false))),
+            (Some(Bug::LostWrite), Some((10, false))),
+        ] {
+            let db = MemDb::new(bug, 1);
+            let (mut a, mut b) = (db.connect(1), db.connect(2));
+            for v in [10, 20] {
+                txn(&mut a, "serializable", async |c| {
+                    c.upsert(1, v, false).await.unwrap()
+                })
+                .await
+                .unwrap();
+            }
+            txn(&mut a, "serializable", async |c| {
+                assert_eq!(c.read(1).await.unwrap(), Some((20, false)))
+            })
+            .await
+            .unwrap();
+            a.close().await;
+            drop(a);
+            // While another session is open, nothing is lost.
+            txn(&mut b, "serializable", async |c| {
+                assert_eq!(c.read(1).await.unwrap(), Some((20, false)))
+            })
+            .await
+            .unwrap();
+            drop(b);
+            let mut c = db.connect(3);
+            txn(&mut c, "serializable", async |c| {
+                assert_eq!(c.read(1).await.unwrap(), after, "{bug:?}")
+            })
+            .await
+            .unwrap();
+        }
     }
 
     #[test]

@@ -234,6 +234,17 @@ fn outcomes(s: &mut String, run: &Value) {
         num(&t["elapsed_s"], 3)
     );
     deadlock_row(s, a);
+    // The final reads: not the workload's, so not in the counts above.
+    let f = &run["final_reads"];
+    if f.is_object() {
+        let _ = writeln!(
+            s,
+            "<tr><th>final reads (apart)</th><td class=\"n\">{} txns, {} ok, {} keys</td></tr>",
+            text(&f["txns"]),
+            text(&f["ok"]),
+            text(&f["keys"])
+        );
+    }
     let l = &run["latency_ms"];
     if l.is_object() {
         let _ = writeln!(

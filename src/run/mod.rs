@@ -1,6 +1,8 @@
 //! `harness run`: set up the database, run the clients, record the history,
-//! then check it and write `report.json`.
+//! then check it and write `report.json`. After the clients and the faults,
+//! the final reads read back every key the run wrote ([`final_reads`]).
 
+mod final_reads;
 mod holdback;
 pub mod hooks;
 mod recorder;
@@ -126,6 +128,11 @@ struct RunReport<'a> {
     /// The workload's end-of-run check (TPC-C consistency conditions).
     #[serde(skip_serializing_if = "Option::is_none")]
     end_check: Option<&'a workloads::EndReport>,
+    /// The final reads (transactions of kind `final-read`), left out of
+    /// `counts`, `abort_rate`, `throughput` and `latency_ms`; absent with
+    /// `--no-final-reads` or when there was nothing to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    final_reads: Option<&'a stats::FinalReads>,
     check: &'a Report,
 }
 
@@ -202,6 +209,8 @@ struct Phase {
     warnings: Vec<String>,
     /// The workload's end-of-run check of the final state, when it ran.
     end_check: Option<workloads::EndReport>,
+    /// What the final reads did; `None` with `--no-final-reads`.
+    final_reads: Option<final_reads::Done>,
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
@@ -382,11 +391,22 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     // A run in which nothing committed has nothing to check, as `harness
     // check` says: its history and report are still written, the report
     // without an `ok`, and the run exits 2.
-    let nothing = crate::check_cmd::nothing_to_check(
-        &history_path,
-        &h,
-        "`harness check --allow-empty` on it checks it anyway",
-    );
+    let hint = "`harness check --allow-empty` on it checks it anyway";
+    let nothing = crate::check_cmd::nothing_to_check(&history_path, &h, hint).or_else(|| {
+        // Final reads alone read nothing anyone wrote.
+        let total = h.txns.iter().filter(|t| !stats::is_final_read(t)).count();
+        let committed = h
+            .txns
+            .iter()
+            .any(|t| t.status == history::Status::Ok && !stats::is_final_read(t));
+        (!committed).then(|| {
+            format!(
+                "{}: nothing to check: none of its {total} workload transactions committed \
+                 (only its final reads did); {hint}",
+                history_path.display()
+            )
+        })
+    });
     if let Some(why) = &nothing {
         report.verdict = Verdict::Unknown;
         report.fails.clear();
@@ -403,6 +423,21 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     }
     let st = stats::compute(&h, phase.elapsed.as_secs_f64());
     let little = stats::tested_little(&h, &st, !nemesis.describe().is_empty());
+    // The final reads, counted apart; reported when there was something to
+    // read (or the history has some).
+    let mut warnings = phase.warnings.clone();
+    let final_reads = phase.final_reads.as_ref().and_then(|done| {
+        let mut f = stats::final_reads(&h);
+        f.waited_s = done.waited.map(|w| w.as_secs_f64());
+        if done.planned > 0 && f.ok == 0 && phase.interrupted.is_none() {
+            warnings.push(format!(
+                "final reads were asked for ({} planned) but none committed: a lost write \
+                 would have gone unseen",
+                done.planned
+            ));
+        }
+        (done.planned > 0 || f.txns > 0).then_some(f)
+    });
     let kept = kept_why.as_ref().map(|why| tables_kept_line(&tables, why));
     let info = RunInfo {
         id: run_id,
@@ -435,7 +470,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         interrupted_by: phase.interrupted,
         tested_little: little.clone(),
         outage: st.outage.clone(),
-        warnings: phase.warnings.clone(),
+        warnings: warnings.clone(),
         tables_kept: kept_why.is_some(),
         tables_kept_why: kept_why,
         tables,
@@ -448,7 +483,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         &st,
         &report,
         &h.faults,
-        phase.end_check.as_ref(),
+        (phase.end_check.as_ref(), final_reads.as_ref()),
     )?;
     // The HTML report and the DOT drawings; the verdict stands without them.
     progress.stage("run: writing report.html");
@@ -463,8 +498,8 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     print_summary(
         &report,
         h.header.as_ref(),
-        &st,
-        &phase,
+        (&st, final_reads.as_ref()),
+        (&phase, &warnings),
         &little,
         (&history_path, &report_path, seed),
     );
@@ -522,6 +557,7 @@ pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
     let elapsed_s = last.saturating_sub(first.min(last)) as f64 / 1e9;
     let st = stats::compute(h, elapsed_s);
     let little = stats::tested_little(h, &st, !h.faults.is_empty());
+    let final_reads = Some(stats::final_reads(h)).filter(|f| f.txns > 0);
     let info = RunInfo {
         id: dir
             .file_name()
@@ -564,7 +600,14 @@ pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
         nemesis: Vec::new(),
     };
     let out = dir.join("report.json");
-    write_report(&out, info, &st, &report, &h.faults, None)?;
+    write_report(
+        &out,
+        info,
+        &st,
+        &report,
+        &h.faults,
+        (None, final_reads.as_ref()),
+    )?;
     Ok(out)
 }
 
@@ -574,7 +617,7 @@ fn write_report(
     st: &Stats,
     report: &Report,
     faults: &[history::Fault],
-    end_check: Option<&workloads::EndReport>,
+    (end_check, final_reads): (Option<&workloads::EndReport>, Option<&stats::FinalReads>),
 ) -> Result<()> {
     let o = &st.outcomes;
     let r = RunReport {
@@ -598,6 +641,7 @@ fn write_report(
         latency_ms: st.latency_ms.as_ref(),
         faults,
         end_check,
+        final_reads,
         check: report,
     };
     let text = serde_json::to_string_pretty(&r)?;
@@ -607,8 +651,8 @@ fn write_report(
 fn print_summary(
     report: &Report,
     header: Option<&Header>,
-    st: &Stats,
-    phase: &Phase,
+    (st, final_reads): (&Stats, Option<&stats::FinalReads>),
+    (phase, warnings): (&Phase, &[String]),
     little: &[String],
     (history, report_path, seed): (&Path, &Path, u64),
 ) {
@@ -682,7 +726,10 @@ fn print_summary(
     if let Some(r) = &phase.end_check {
         s.push_str(&r.to_string());
     }
-    for w in &phase.warnings {
+    if let Some(f) = final_reads {
+        let _ = writeln!(s, "{}", f.text());
+    }
+    for w in warnings {
         let _ = writeln!(s, "warning: {w}");
     }
     if let Some(sig) = phase.interrupted {
@@ -699,7 +746,10 @@ fn print_summary(
             little.join("; ")
         );
     }
-    debug_assert_eq!(phase.recorded.txns, o.total);
+    debug_assert_eq!(
+        phase.recorded.txns,
+        o.total + final_reads.map_or(0, |f| f.txns)
+    );
     let _ = writeln!(s, "seed: {seed}");
     let _ = writeln!(s, "history: {}", history.display());
     let _ = writeln!(
@@ -859,12 +909,15 @@ async fn clients_phase(
             tx.clone(),
         )));
     }
-    drop(tx);
+    // Kept for the final reads; the recorder ends once it is dropped too.
+    let final_tx = tx;
     let mut warnings = Vec::new();
     let mut fatal = None;
+    let mut written = std::collections::BTreeSet::new();
     for t in tasks {
         match t.await {
-            Ok(end) => {
+            Ok(mut end) => {
+                written.append(&mut end.written);
                 warnings.extend(end.warning);
                 warnings.extend(end.integrity.into_iter().map(|e| {
                     format!(
@@ -885,6 +938,29 @@ async fn clients_phase(
     warnings.extend(db.warnings());
     // Faults still in force are undone before the history is closed.
     warnings.extend(nemesis.stop().await);
+    // Every fault healed: read back every key the run wrote.
+    let final_reads = if args.no_final_reads {
+        None
+    } else {
+        let plans = if fatal.is_some() {
+            Vec::new()
+        } else {
+            let written: Vec<history::Key> = written.into_iter().collect();
+            wl.final_reads(&written)
+        };
+        let done = final_reads::run(
+            &shared,
+            plans,
+            args.final_read_wait,
+            &final_tx,
+            &interrupts.first,
+            &interrupts.abandon,
+        )
+        .await;
+        warnings.extend(done.warnings.iter().cloned());
+        Some(done)
+    };
+    drop(final_tx);
     // The final state, checked while the database is still reachable.
     let end_check = match wl.end_check() {
         Some(c) => {
@@ -911,5 +987,6 @@ async fn clients_phase(
         elapsed,
         warnings,
         end_check,
+        final_reads,
     })
 }

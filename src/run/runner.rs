@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use adapters::{Database, Isolation, Session};
-use history::{Status, Txn};
+use std::collections::BTreeSet;
+
+use adapters::{AdapterError, Database, DbError, Isolation, Session};
+use history::{Key, Status, Txn};
 use tokio::sync::mpsc::UnboundedSender;
-use workloads::ClientPlans;
+use workloads::{ClientPlans, Plan};
 
 /// The run's one monotonic clock: nanoseconds since the run started.
 #[derive(Clone, Copy, Debug)]
@@ -101,6 +103,52 @@ pub struct ClientEnd {
     /// inconsistent ([`adapters::ErrorClass::Integrity`]): a possible
     /// database bug, reported as such, never as an ordinary abort.
     pub integrity: Vec<String>,
+    /// Every key the client's plans wrote (or tried to), whatever became
+    /// of them: what the run's final reads read.
+    pub written: BTreeSet<Key>,
+}
+
+/// One plan run: its history line and how it ended.
+pub struct Ran {
+    /// The finished transaction, as the recorder takes it (its `id` is
+    /// given there).
+    pub txn: Txn,
+    /// The error that ended it, when it did not commit.
+    pub error: Option<DbError>,
+    /// True when the session must be replaced before the next plan.
+    pub broken: bool,
+}
+
+/// Runs `plan` on `s`, as session `session_id`, and builds the
+/// transaction the history records for it. `Err` only when the adapter
+/// cannot express the plan (nothing was sent).
+pub async fn run_plan(
+    shared: &Shared,
+    session_id: u64,
+    s: &mut Box<dyn Session>,
+    plan: &Plan,
+) -> Result<Ran, AdapterError> {
+    let start = shared.clock.now();
+    let outcome = s.run(plan, &shared.iso).await?;
+    let finish = shared.clock.now();
+    let txn = Txn {
+        id: 0, // the recorder numbers transactions as they finish
+        session: session_id,
+        status: outcome.status,
+        start: Some(start),
+        // An info transaction may take effect after we gave up on it.
+        end: (outcome.status != Status::Info).then_some(finish),
+        error: outcome.error_text(),
+        ops: outcome.ops,
+        dbts: outcome.dbts,
+        kind: Some(plan.kind.to_string()),
+        node: s.node(),
+    };
+    Ok(Ran {
+        txn,
+        error: outcome.error,
+        broken: outcome.broken,
+    })
 }
 
 /// How many integrity errors a client keeps word for word.
@@ -147,10 +195,12 @@ pub async fn client(
             break;
         }
         let plan = plans.next_plan();
-        let start = shared.clock.now();
-        let result = s.run(&plan, &shared.iso).await;
-        let finish = shared.clock.now();
-        let outcome = match result {
+        for k in plan.written_keys() {
+            if !end.written.contains(k) {
+                end.written.insert(k.clone());
+            }
+        }
+        let outcome = match run_plan(&shared, session_id, s, &plan).await {
             Ok(o) => o,
             Err(e) => {
                 end.fatal = Some(format!("client {client}: {e}"));
@@ -158,20 +208,7 @@ pub async fn client(
                 break;
             }
         };
-        let txn = Txn {
-            id: 0, // the recorder numbers transactions as they finish
-            session: session_id,
-            status: outcome.status,
-            start: Some(start),
-            // An info transaction may take effect after we gave up on it.
-            end: (outcome.status != Status::Info).then_some(finish),
-            error: outcome.error_text(),
-            ops: outcome.ops,
-            dbts: outcome.dbts,
-            kind: Some(plan.kind.to_string()),
-            node: s.node(),
-        };
-        if tx.send(txn).is_err() {
+        if tx.send(outcome.txn).is_err() {
             // The recorder is gone (it could not write); stop everyone.
             shared.stop.store(true, Ordering::Relaxed);
             break;

@@ -1,10 +1,12 @@
 //! Statistics of a recorded history: outcome counts, abort rates overall and
 //! per transaction kind with the commonest error codes, throughput, and the
-//! latency of committed transactions.
+//! latency of committed transactions. They are about the workload: the
+//! run's final reads (kind `final-read`) are left out of them and counted
+//! apart ([`final_reads`]).
 
 use std::collections::{BTreeMap, HashMap};
 
-use history::{History, Status};
+use history::{History, Status, Txn};
 use serde::Serialize;
 
 /// How often one error code ended a transaction.
@@ -137,6 +139,84 @@ pub struct Stats {
     pub outage: Option<Outage>,
 }
 
+/// Whether `t` is one of the run's final reads (not the workload's).
+pub fn is_final_read(t: &Txn) -> bool {
+    t.kind.as_deref() == Some(workloads::FINAL_READ)
+}
+
+/// The workload's transactions of `h`: all but the final reads.
+fn workload_txns(h: &History) -> impl Iterator<Item = &Txn> + '_ {
+    h.txns.iter().filter(|t| !is_final_read(t))
+}
+
+/// The final reads of a run, as `report.json` gives them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FinalReads {
+    /// Final-read transactions recorded (every attempt).
+    pub txns: u64,
+    /// Of which committed.
+    pub ok: u64,
+    /// Of which failed.
+    pub failed: u64,
+    /// Of which of unknown fate.
+    pub info: u64,
+    /// Distinct keys the committed final reads read.
+    pub keys: u64,
+    /// How long the run waited, after the last fault healed, for the
+    /// database to answer; absent when it never did, or when the report
+    /// was rebuilt from the history alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_s: Option<f64>,
+}
+
+impl FinalReads {
+    /// `final reads: 3 transactions, 300 keys, all ok, database answered
+    /// after 0.0 s`, for the run's summary.
+    pub fn text(&self) -> String {
+        if self.txns == 0 {
+            return "final reads: none ran".into();
+        }
+        let outcome = if self.txns == self.ok {
+            "all ok".to_string()
+        } else {
+            format!("{} ok, {} failed, {} info", self.ok, self.failed, self.info)
+        };
+        let waited = self.waited_s.map_or(String::new(), |w| {
+            format!(", database answered after {w:.1} s")
+        });
+        format!(
+            "final reads: {} transactions, {} keys, {outcome}{waited}",
+            self.txns, self.keys
+        )
+    }
+}
+
+/// Counts the final reads of `h`; `waited_s` is left for the run to fill.
+pub fn final_reads(h: &History) -> FinalReads {
+    let mut f = FinalReads::default();
+    let mut keys = std::collections::HashSet::new();
+    for t in h.txns.iter().filter(|t| is_final_read(t)) {
+        f.txns += 1;
+        match t.status {
+            Status::Ok => {
+                f.ok += 1;
+                for op in &t.ops {
+                    match op {
+                        history::Op::Read { key, .. } | history::Op::ReadList { key, .. } => {
+                            keys.insert(key.clone());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Status::Fail => f.failed += 1,
+            Status::Info => f.info += 1,
+        }
+    }
+    f.keys = keys.len() as u64;
+    f
+}
+
 /// The code part of an error text `code: message`.
 pub fn error_code(text: &str) -> &str {
     match text.split_once(": ") {
@@ -258,7 +338,7 @@ pub fn compute(h: &History, elapsed_s: f64) -> Stats {
     let mut all = Tally::default();
     let mut kinds: BTreeMap<String, Tally> = BTreeMap::new();
     let mut lat = Vec::new();
-    for t in &h.txns {
+    for t in workload_txns(h) {
         let err = t.error.as_deref();
         all.add(t.status, err);
         let kind = t.kind.clone().unwrap_or_else(|| "-".into());
@@ -321,9 +401,7 @@ pub const OUTAGE_SHARE: f64 = 0.25;
 /// gone, and the run tested nothing over that span. `None` when nothing
 /// committed at all (there is then nothing to check anyway).
 pub fn outage(h: &History, elapsed_s: f64) -> Option<Outage> {
-    let mut commits: Vec<u64> = h
-        .txns
-        .iter()
+    let mut commits: Vec<u64> = workload_txns(h)
         .filter(|t| t.status == Status::Ok)
         .filter_map(|t| t.end)
         .collect();
@@ -405,8 +483,8 @@ pub fn no_fault_applied(faults: &[history::Fault]) -> Option<String> {
 /// The reasons of [`tested_little`] that look at the transactions alone.
 fn traffic_little(h: &History) -> Vec<String> {
     let mut why = Vec::new();
-    let total = h.txns.len() as u64;
-    let aborted = h.txns.iter().filter(|t| t.status != Status::Ok).count() as u64;
+    let total = workload_txns(h).count() as u64;
+    let aborted = workload_txns(h).filter(|t| t.status != Status::Ok).count() as u64;
     if total > 0 && aborted as f64 / total as f64 > MAX_ABORT_RATE {
         why.push(format!(
             "{aborted} of {total} transactions aborted ({:.1}%, over {:.0}%)",
@@ -414,7 +492,9 @@ fn traffic_little(h: &History) -> Vec<String> {
             MAX_ABORT_RATE * 100.0
         ));
     }
-    let committed: Vec<&history::Txn> = h.txns.iter().filter(|t| t.status == Status::Ok).collect();
+    let committed: Vec<&history::Txn> = workload_txns(h)
+        .filter(|t| t.status == Status::Ok)
+        .collect();
     let writers = committed.iter().filter(|t| !t.is_read_only()).count() as u64;
     if writers < MIN_COMMITTED_WRITERS {
         why.push(format!(
@@ -663,6 +743,49 @@ mod tests {
             abort_text(&s.outcomes)
         );
         assert!(!abort_text(&s.by_kind["r"]).contains("deadlock"));
+    }
+
+    #[test]
+    fn final_reads_are_counted_apart() {
+        let mut txns: Vec<Txn> = (0..200)
+            .map(|i| writer(i, i % 2, Status::Ok, 10 * i, 10 * i + 15))
+            .collect();
+        let read = |id: u64, status: Status, keys: &[i64]| {
+            let ops = keys
+                .iter()
+                .map(|&k| history::Op::Read {
+                    key: k.into(),
+                    value: None,
+                })
+                .collect();
+            let mut t = Txn::new(id, 10 + id, status, ops);
+            // Long after the workload, one at a time.
+            t.start = Some(1_000_000 * id);
+            t.end = Some(1_000_000 * id + 1);
+            t.kind = Some(workloads::FINAL_READ.into());
+            t.error = (status != Status::Ok).then(|| "40001: retry".into());
+            t
+        };
+        txns.push(read(200, Status::Fail, &[0, 1]));
+        txns.push(read(201, Status::Ok, &[0, 1]));
+        txns.push(read(202, Status::Ok, &[1, 2]));
+        let h = History::from_txns(txns);
+        let s = compute(&h, 2.0);
+        assert_eq!(s.outcomes.total, 200);
+        assert_eq!(s.outcomes.failed, 0);
+        assert!(!s.by_kind.contains_key(workloads::FINAL_READ));
+        assert!(traffic_little(&h).is_empty(), "{:?}", traffic_little(&h));
+        let f = final_reads(&h);
+        assert_eq!((f.txns, f.ok, f.failed, f.info, f.keys), (3, 2, 1, 0, 3));
+        assert_eq!(
+            FinalReads {
+                waited_s: Some(0.04),
+                ..f
+            }
+            .text(),
+            "final reads: 3 transactions, 3 keys, 2 ok, 1 failed, 0 info, database answered after 0.0 s"
+        );
+        assert_eq!(FinalReads::default().text(), "final reads: none ran");
     }
 
     #[test]

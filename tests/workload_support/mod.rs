@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use history::{History, Key, Op, Status};
 
-use super::common::{harness, read_report, run_dir, stderr, stdout};
+use super::common::{harness, read_report, run_dir, stderr, stdout, workload_txns};
 
 /// What one run gave.
 pub struct Run {
@@ -42,7 +42,7 @@ pub fn run(args: &[&str], txns: usize) -> Run {
     assert!(history.end.is_some(), "the history is complete");
     let prelude = usize::from(history.txns.first().and_then(|t| t.kind.as_deref()) == Some("load"));
     assert_eq!(
-        history.txns.len(),
+        workload_txns(&history).count(),
         txns + prelude,
         "every budgeted txn is recorded"
     );
@@ -74,7 +74,7 @@ pub fn op_counts(h: &History) -> BTreeMap<String, usize> {
         .collect();
     let mut c: BTreeMap<String, usize> = BTreeMap::new();
     let mut add = |k: &str, n: usize| *c.entry(k.to_string()).or_default() += n;
-    for t in h.txns.iter().filter(|t| t.status == Status::Ok) {
+    for t in workload_txns(h).filter(|t| t.status == Status::Ok) {
         add(&format!("txn:{}", t.kind.as_deref().unwrap_or("?")), 1);
         for o in &t.ops {
             match o {
@@ -134,14 +134,14 @@ pub fn assert_workload_ops(workload: &str, r: &Run, what: &str) -> BTreeMap<Stri
     let h = &r.history;
     let c = op_counts(h);
     eprintln!("{what}: {c:?}");
-    let committed = h.txns.iter().filter(|t| t.status == Status::Ok).count();
+    let committed = workload_txns(h).filter(|t| t.status == Status::Ok).count();
     assert!(committed >= 30, "{what}: only {committed} committed");
     match workload {
         "mini" => {
             // 1–2 reads, at most 2 writes, each write after a read of its key.
             assert_at_least(&c, &["r", "w"], 20, what);
             assert_none(&c, &["i", "d", "rq", "a", "rl"], what);
-            for t in h.txns.iter().filter(|t| t.status == Status::Ok) {
+            for t in workload_txns(h).filter(|t| t.status == Status::Ok) {
                 let reads = t
                     .ops
                     .iter()
@@ -157,7 +157,7 @@ pub fn assert_workload_ops(workload: &str, r: &Run, what: &str) -> BTreeMap<Stri
             // rw: read-only and write-only transactions, never both.
             assert_at_least(&c, &["r", "w", "txn:read-only", "txn:write-only"], 20, what);
             assert_none(&c, &["i", "d", "rq", "a", "rl"], what);
-            for t in &h.txns {
+            for t in workload_txns(h) {
                 let reads = t.ops.iter().filter(|o| o.is_read()).count();
                 assert!(reads == 0 || reads == t.ops.len(), "{what}: mixed {t:?}");
             }

@@ -128,6 +128,11 @@ impl Workload for Append {
         Schema::Lists
     }
 
+    /// Whole-list reads of every list appended to.
+    fn final_reads(&self, written: &[Key]) -> Vec<Plan> {
+        Plan::final_reads(written, true)
+    }
+
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(AppendClient {
             seat: Seat::new(&self.shared, self.shared.seed, client, "append"),

@@ -31,7 +31,7 @@ pub mod plan;
 pub mod range;
 pub mod tpcc;
 
-use history::Value;
+use history::{Key, Value};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -40,7 +40,7 @@ pub use config::{KeyOrder, WorkloadConfig, KEY_ORDERS, WORKLOADS};
 pub use end::{ConditionResult, EndCheck, EndReport};
 pub use error::WorkloadError;
 pub use keys::{KeyDist, KeySampler};
-pub use plan::{write_id, Plan, Step, WriteIdBlock};
+pub use plan::{write_id, Plan, Step, WriteIdBlock, FINAL_READ, FINAL_READ_CHUNK};
 
 /// What tables a workload needs the adapter to create before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +75,19 @@ pub trait Workload: Send + Sync {
     /// wants, if any.
     fn end_check(&self) -> Option<EndCheck> {
         None
+    }
+    /// The final reads: read-only plans, of kind [`FINAL_READ`], that read
+    /// every key in `written` (for list-append, every list) once the
+    /// clients have stopped and every fault has healed, so that a write the
+    /// database acknowledged and then lost shows up as an anomaly. `written`
+    /// holds every key the run's plans wrote (sorted, without repeats), as
+    /// the plans named them: the workload cannot know it alone (append's
+    /// lists rotate with each client's transaction count). The default is
+    /// none: a workload that reads its final state otherwise (TPC-C's
+    /// [`Workload::end_check`]) or that cannot read what it wrote.
+    fn final_reads(&self, written: &[Key]) -> Vec<Plan> {
+        let _ = written;
+        Vec::new()
     }
 }
 

@@ -161,6 +161,11 @@ impl Workload for Mini {
         Schema::Registers
     }
 
+    /// Point reads of every key written.
+    fn final_reads(&self, written: &[Key]) -> Vec<Plan> {
+        Plan::final_reads(written, false)
+    }
+
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(MiniClient {
             seat: Seat::new(&self.shared, self.shared.seed, client, "mini"),

@@ -47,6 +47,48 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
+/// The `kind` of a final read (see [`Plan::final_reads`]): reports and
+/// statistics tell them from the workload's own transactions by it.
+pub const FINAL_READ: &str = "final-read";
+
+/// The most keys one final-read transaction reads.
+pub const FINAL_READ_CHUNK: usize = 100;
+
+impl Plan {
+    /// The keys this plan writes (writes, inserts, deletes, appends), in
+    /// step order, repeats included; a TPC-C step names none.
+    pub fn written_keys(&self) -> impl Iterator<Item = &Key> + '_ {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Write(k, _) | Step::Insert(k, _) | Step::Delete(k, _) | Step::Append(k, _) => {
+                Some(k)
+            }
+            _ => None,
+        })
+    }
+
+    /// Final reads of `keys`: read-only plans of kind [`FINAL_READ`], each
+    /// reading at most [`FINAL_READ_CHUNK`] of them, in the order given,
+    /// with point reads (`Step::Read`, which also shows a tombstone's id),
+    /// or whole-list reads when `lists`.
+    pub fn final_reads(keys: &[Key], lists: bool) -> Vec<Plan> {
+        keys.chunks(FINAL_READ_CHUNK)
+            .map(|chunk| Plan {
+                kind: FINAL_READ,
+                steps: chunk
+                    .iter()
+                    .map(|k| {
+                        if lists {
+                            Step::ReadList(k.clone())
+                        } else {
+                            Step::Read(k.clone())
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 /// Write ids a plan reserves for writes whose number is only known at run
 /// time (a TPC-C Delivery writes one row per order line it finds):
 /// `first`, `first + 1`, …, `first + len − 1`, all from one client's
@@ -76,4 +118,47 @@ impl WriteIdBlock {
 /// counter in the low 32. Unique across the whole history, not only per key.
 pub fn write_id(client: u32, counter: u32) -> Value {
     ((client as i64) << 32) | counter as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn final_reads_read_every_written_key_in_chunks() {
+        let keys: Vec<Key> = (0..250).map(Key::Int).collect();
+        let plans = Plan::final_reads(&keys, false);
+        assert_eq!(plans.len(), 3);
+        assert!(plans.iter().all(|p| p.kind == FINAL_READ));
+        assert_eq!(plans[2].steps.len(), 50);
+        let read: Vec<Key> = plans
+            .iter()
+            .flat_map(|p| &p.steps)
+            .map(|s| match s {
+                Step::Read(k) => k.clone(),
+                other => panic!("not a point read: {other:?}"),
+            })
+            .collect();
+        assert_eq!(read, keys);
+        let lists = Plan::final_reads(&keys[..2], true);
+        assert_eq!(
+            lists[0].steps,
+            vec![Step::ReadList(Key::Int(0)), Step::ReadList(Key::Int(1))]
+        );
+        assert!(Plan::final_reads(&[], false).is_empty());
+        let p = Plan {
+            kind: "t",
+            steps: vec![
+                Step::Read(Key::Int(1)),
+                Step::Write(Key::Int(2), 1),
+                Step::Insert(Key::Int(3), 2),
+                Step::Delete(Key::Int(4), 3),
+                Step::Append(Key::Int(5), 4),
+                Step::ReadList(Key::Int(6)),
+                Step::RangeRead(Key::Int(0), Key::Int(9)),
+            ],
+        };
+        let w: Vec<&Key> = p.written_keys().collect();
+        assert_eq!(w, [&Key::Int(2), &Key::Int(3), &Key::Int(4), &Key::Int(5)]);
+    }
 }

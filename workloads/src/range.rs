@@ -125,6 +125,12 @@ impl Workload for Range {
         Schema::Registers
     }
 
+    /// Point reads of every key written, inserted or deleted (a
+    /// tombstone reads as its delete's id); no range reads.
+    fn final_reads(&self, written: &[Key]) -> Vec<Plan> {
+        Plan::final_reads(written, false)
+    }
+
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(RangeClient {
             seat: Seat::new(&self.shared, self.shared.seed, client, "range"),
