@@ -1,10 +1,10 @@
 //! Real multi-node clusters on this machine (`harness cluster`): MariaDB
-//! Galera and PostgreSQL streaming replication, each node in its own
-//! network namespace on the harness's bridge.
+//! Galera, PostgreSQL streaming replication and Patroni, each node in its
+//! own network namespace on the harness's bridge.
 //!
 //! Needs root (namespaces, veth, servers run as `mysql` / `postgres`) and
 //! the packages `.ci/services` installs (galera-4, mariadb-server,
-//! postgresql-15). Every test brings its cluster down when it ends, also
+//! postgresql-15, patroni, etcd-server). Every test brings its cluster down when it ends, also
 //! when it fails (a guard's `Drop`).
 
 mod common;
@@ -605,4 +605,133 @@ fn a_counterexample_names_the_nodes() {
         .filter_map(|t| t["node"].as_str())
         .collect();
     assert_eq!(nodes.len(), 2, "{v}");
+}
+
+/// The processes whose command line names `dir` (a cluster's state folder).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let dir = dir.to_string_lossy();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(&*dir) {
+            found.push(cmd);
+        }
+    }
+    found
+}
+
+#[test]
+fn patroni_up_status_run_on_the_leader_and_down() {
+    let _g = serial();
+    let c = Cluster::new("patroni");
+    // An unknown setting: one line, exit 2, nothing started.
+    let o = c.cmd("up", &["--cluster-opt", "wal_level=logical"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown --cluster-opt"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(namespaces("isoh-patroni-").is_empty());
+
+    let t = Instant::now();
+    let text = c.up(&["--nodes", "3"]);
+    assert!(t.elapsed() < Duration::from_secs(60), "{text}");
+    assert_eq!(text.matches(" member ").count(), 3, "{text}");
+    assert!(text.contains("target_session_attrs=read-write"), "{text}");
+    let st = c.cmd("status", &[]);
+    let s = stdout(&st);
+    assert!(st.status.success(), "{s}{}", stderr(&st));
+    assert!(s.contains("leader: patroni-1"), "{s}");
+    assert_eq!(s.matches(" replica running, lag ").count(), 2, "{s}");
+    assert!(s.contains("synchronous_mode=off"), "{s}");
+    assert!(c.up(&["--nodes", "3"]).contains("already up"));
+
+    // A short run: every transaction on the leader.
+    let out = tempfile::tempdir().unwrap();
+    let o = c.run_mini(
+        out.path(),
+        "strong-session-si",
+        "repeatable-read",
+        &["--txns", "200", "--clients", "4"],
+    );
+    assert_verdict(&o);
+    let h = read_history(&run_dir(out.path()), 200);
+    let nodes: BTreeSet<String> = by_node(&h).into_keys().collect();
+    assert_eq!(nodes, ["patroni-1".to_string()].into(), "{}", stdout(&o));
+
+    // `down` leaves no namespace, no process, no bridge (unless another
+    // cluster still uses it).
+    assert!(c.cmd("down", &[]).status.success());
+    assert!(namespaces("isoh-patroni-").is_empty());
+    assert_eq!(processes_under(&c.state), Vec::<String>::new());
+    assert!(!c.state.exists());
+    if namespaces("isoh-").is_empty() {
+        let bridge = Command::new("ip")
+            .args(["link", "show", "dev", "isoh-br0"])
+            .output()
+            .unwrap();
+        assert!(!bridge.status.success(), "the bridge is still there");
+    }
+    assert!(c.cmd("down", &[]).status.success());
+}
+
+#[test]
+fn patroni_clients_follow_the_new_leader_after_a_failover() {
+    let _g = serial();
+    let c = Cluster::new("patroni");
+    c.up(&["--nodes", "3"]);
+    // The leader (node 1 after `up`) killed, all of it (etcd, Patroni,
+    // PostgreSQL), 5 s into the run, and started again 15 s later: a
+    // replica takes over once the leader key expires (ttl 10 s).
+    let out = tempfile::tempdir().unwrap();
+    let o = c.run_mini(
+        out.path(),
+        "strong-session-si",
+        "repeatable-read",
+        &[
+            "--duration",
+            "25s",
+            "--clients",
+            "4",
+            "--nemesis",
+            "kill:target=patroni-1,at=5s,for=15s",
+        ],
+    );
+    // Asynchronous replication may lose the old leader's last commits:
+    // an anomaly is a fair verdict here.
+    assert_verdict(&o);
+    let h = history::read_jsonl_file(&run_dir(out.path()).join("history.jsonl")).unwrap();
+    let f = h.faults.iter().find(|f| f.kind == "kill").unwrap();
+    assert_eq!((f.target.as_deref(), f.applied), (Some("patroni-1"), true));
+    let ok_on = |t: &&history::Txn| t.status == history::Status::Ok;
+    let before: BTreeSet<String> = (h.txns.iter().filter(ok_on))
+        .filter(|t| t.end.is_some_and(|e| e < f.start))
+        .filter_map(|t| t.node.clone())
+        .collect();
+    // The clients' transactions: the final reads come after them.
+    let after: BTreeSet<String> = (workload_txns(&h).filter(ok_on))
+        .filter(|t| t.start.is_some_and(|s| s > f.start + 1_000_000_000))
+        .filter_map(|t| t.node.clone())
+        .collect();
+    assert_eq!(before, ["patroni-1".to_string()].into(), "{}", stdout(&o));
+    assert!(!after.is_empty(), "the clients stopped: {}", stdout(&o));
+    assert!(
+        !after.contains("patroni-1"),
+        "the dead leader committed: {after:?}"
+    );
+    // Every client went on after the failover: each committed on the new
+    // leader (a reconnected client is a new session).
+    let late_sessions = (workload_txns(&h).filter(ok_on))
+        .filter(|t| t.start.is_some_and(|s| s > f.start + 1_000_000_000))
+        .map(|t| t.session)
+        .collect::<BTreeSet<u64>>();
+    assert!(late_sessions.len() >= 4, "{late_sessions:?}");
+    assert!(!stdout(&o).contains("stopped"), "{}", stdout(&o));
+    let st = stdout(&c.cmd("status", &[]));
+    assert!(!st.contains("leader: patroni-1 "), "{st}");
 }

@@ -14,6 +14,9 @@ pub enum Kind {
     /// PostgreSQL 15 streaming replication: node 1 is the primary, the
     /// others asynchronous hot standbys.
     PgReplica,
+    /// PostgreSQL 15 managed by Patroni over etcd: one leader that moves
+    /// on failover, the others streaming replicas.
+    Patroni,
 }
 
 impl Kind {
@@ -22,6 +25,7 @@ impl Kind {
         match self {
             Kind::Galera => "galera",
             Kind::PgReplica => "pg-replica",
+            Kind::Patroni => "patroni",
         }
     }
 
@@ -64,7 +68,7 @@ pub enum Action {
 /// What every cluster command takes.
 #[derive(Args, Debug, Clone)]
 pub struct Common {
-    /// galera or pg-replica.
+    /// galera, pg-replica or patroni.
     #[arg(value_enum)]
     pub kind: Kind,
     /// The state folder (default /tmp/isoharness-cluster/KIND).
@@ -86,7 +90,8 @@ impl Common {
 pub struct UpArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Nodes (galera: 3; pg-replica: 3, a primary and two standbys).
+    /// Nodes (galera: 3; pg-replica: 3, a primary and two standbys;
+    /// patroni: 3, a leader and two replicas).
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = parse_nodes)]
     pub nodes: u32,
     /// Give up when the cluster is not ready after this long.
@@ -94,8 +99,14 @@ pub struct UpArgs {
     pub timeout: Duration,
     /// An extra option for every server, repeatable: for galera a mariadbd
     /// option (`--server-opt wsrep-sync-wait=1`), for pg-replica a setting
-    /// (`--server-opt synchronous_commit=remote_apply`).
-    #[arg(long = "server-opt", value_name = "NAME=VALUE")]
+    /// (`--server-opt synchronous_commit=remote_apply`), for patroni one of
+    /// its cluster settings (`--cluster-opt synchronous_mode=on`; see
+    /// docs/clusters.md).
+    #[arg(
+        long = "server-opt",
+        visible_alias = "cluster-opt",
+        value_name = "NAME=VALUE"
+    )]
     pub server_opts: Vec<String>,
 }
 

@@ -3,7 +3,16 @@
 //! read-only nodes (PostgreSQL standbys), its read-only transactions go to
 //! one of those instead (round robin too). Every transaction records the
 //! node that served it.
+//!
+//! A cluster whose one writable node moves (Patroni's leader) is routed
+//! differently: its nodes are all `member`s, and every client connects to
+//! whichever of them takes a read-write session (libpq's
+//! `target_session_attrs=read-write`), trying the last leader found
+//! first, so that after a failover the clients reconnect to the new
+//! leader. With replica reads, a client's read-only transactions go to
+//! another member.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use adapters::{AdapterError, Database, Isolation, Outcome, Session};
@@ -18,6 +27,9 @@ pub struct Routing {
     pub writers: Vec<(String, usize)>,
     /// Nodes that take the read-only transactions: (name, URL index).
     pub readers: Vec<(String, usize)>,
+    /// The writers are members of which one leads (Patroni): the clients
+    /// follow the leader instead of being pinned.
+    pub follow: bool,
 }
 
 impl Routing {
@@ -28,6 +40,9 @@ impl Routing {
             let node = (e.name.clone(), i);
             if e.role == "standby" {
                 r.readers.push(node);
+            } else if e.role == "member" {
+                r.follow = true;
+                r.writers.push(node);
             } else {
                 r.writers.push(node);
             }
@@ -46,6 +61,7 @@ impl Routing {
                 .enumerate()
                 .map(|(i, u)| named(u, urls.len() + i))
                 .collect(),
+            follow: false,
         }
     }
 }
@@ -59,6 +75,12 @@ pub fn host_port(url: &str) -> String {
     rest[..end].to_string()
 }
 
+/// `url` asking for a read-write session (libpq's `target_session_attrs`).
+pub fn read_write(url: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}target_session_attrs=read-write")
+}
+
 /// True when the plan only reads.
 pub fn read_only(plan: &Plan) -> bool {
     plan.steps
@@ -70,34 +92,98 @@ pub fn read_only(plan: &Plan) -> bool {
 pub struct Routed {
     writers: Vec<(String, Arc<dyn Database>)>,
     readers: Vec<(String, Arc<dyn Database>)>,
+    /// When the clients follow the leader: the writer that took the last
+    /// read-write session.
+    leader: Option<AtomicUsize>,
 }
 
 /// Opens one `kind` adapter per node, each with the one URL of its node
 /// out of `opts.urls`. The tables are created on the node itself (its URL
 /// of `opts.admin_urls`, when a fault proxy stands before it) and, should
-/// that node be down at the end, dropped on another writable node.
+/// that node be down at the end, dropped on another writable node. When
+/// the clients follow the leader, the writers' URLs ask for a read-write
+/// session, and the tables go to whichever node leads.
 pub fn open(
     kind: adapters::DbKind,
     opts: &adapters::OpenOptions,
     routing: &Routing,
 ) -> Result<Arc<dyn Database>, AdapterError> {
     let direct = |i: usize| opts.admin_urls.get(i).unwrap_or(&opts.urls[i]).clone();
-    let one = |(name, i): &(String, usize)| {
+    let one = |rw: bool, (name, i): &(String, usize)| {
+        let url = |u: String| if rw { read_write(&u) } else { u };
         let mut o = opts.clone();
-        o.urls = vec![opts.urls[*i].clone()];
-        o.admin_urls = vec![direct(*i)];
+        o.urls = vec![url(opts.urls[*i].clone())];
+        o.admin_urls = vec![url(direct(*i))];
         let others = routing.writers.iter().filter(|(_, j)| j != i);
-        o.admin_urls.extend(others.map(|(_, j)| direct(*j)));
+        o.admin_urls.extend(others.map(|(_, j)| url(direct(*j))));
         adapters::open(kind, &o).map(|db| (name.clone(), db))
     };
-    let writers = routing.writers.iter().map(one).collect::<Result<_, _>>()?;
-    let readers = routing.readers.iter().map(one).collect::<Result<_, _>>()?;
-    Ok(Arc::new(Routed { writers, readers }))
+    let follow = routing.follow;
+    let writers = (routing.writers.iter())
+        .map(|w| one(follow, w))
+        .collect::<Result<_, _>>()?;
+    let readers = (routing.readers.iter())
+        .map(|r| one(false, r))
+        .collect::<Result<_, _>>()?;
+    let leader = follow.then(|| AtomicUsize::new(0));
+    Ok(Arc::new(Routed {
+        writers,
+        readers,
+        leader,
+    }))
 }
 
 impl Routed {
     fn first(&self) -> &Arc<dyn Database> {
         &self.writers[0].1
+    }
+
+    /// The writers in the order a client following the leader tries
+    /// them: the last leader first.
+    fn leader_first(&self, hint: &AtomicUsize) -> impl Iterator<Item = usize> {
+        let n = self.writers.len();
+        let start = hint.load(Ordering::Relaxed) % n;
+        (0..n).map(move |k| (start + k) % n)
+    }
+
+    /// A read-write session on whichever writer leads: (its index, it).
+    async fn connect_leader(
+        &self,
+        hint: &AtomicUsize,
+        session: u64,
+    ) -> Result<(usize, Box<dyn Session>), AdapterError> {
+        let mut failed = Vec::new();
+        for i in self.leader_first(hint) {
+            match self.writers[i].1.connect(session).await {
+                Ok(s) => {
+                    hint.store(i, Ordering::Relaxed);
+                    return Ok((i, s));
+                }
+                Err(e) => failed.push(format!("{}: {e}", self.writers[i].0)),
+            }
+        }
+        Err(AdapterError::Connect {
+            db: self.first().name(),
+            url: self.location(),
+            detail: format!("no node took a read-write session ({})", failed.join("; ")),
+            hint: String::new(),
+        })
+    }
+
+    /// A session on a reader other than the node named `not` (the
+    /// leader), round robin by session; `None` when none answers.
+    async fn connect_replica(&self, session: u64, not: &str) -> Option<(String, Box<dyn Session>)> {
+        let n = self.readers.len();
+        for k in 0..n {
+            let (name, db) = &self.readers[(session as usize + k) % n];
+            if name == not {
+                continue;
+            }
+            if let Ok(s) = db.connect(session).await {
+                return Some((name.clone(), s));
+            }
+        }
+        None
     }
 }
 
@@ -130,14 +216,55 @@ impl Database for Routed {
     }
 
     async fn setup(&self, schema: &Schema) -> Result<(), AdapterError> {
-        self.first().setup(schema).await
+        let Some(hint) = &self.leader else {
+            return self.first().setup(schema).await;
+        };
+        // On the leader: a writer that is not refuses the session.
+        let mut last = None;
+        for i in self.leader_first(hint) {
+            match self.writers[i].1.setup(schema).await {
+                Ok(()) => {
+                    hint.store(i, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("a cluster has nodes"))
     }
 
     async fn teardown(&self, keep_tables: bool) -> Result<(), AdapterError> {
-        self.first().teardown(keep_tables).await
+        if self.leader.is_none() {
+            return self.first().teardown(keep_tables).await;
+        }
+        // Only the writer that created the tables drops them (the others
+        // have nothing to do), on whichever node leads now.
+        let mut first_err = Ok(());
+        for (_, db) in &self.writers {
+            if let Err(e) = db.teardown(keep_tables).await {
+                if first_err.is_ok() {
+                    first_err = Err(e);
+                }
+            }
+        }
+        first_err
     }
 
     async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
+        if let Some(hint) = &self.leader {
+            let (i, write) = self.connect_leader(hint, session).await?;
+            let wn = self.writers[i].0.clone();
+            let read = match self.readers.is_empty() {
+                true => None,
+                false => self.connect_replica(session, &wn).await,
+            };
+            return Ok(Box::new(RoutedSession {
+                write: (wn, write),
+                read,
+                last: None,
+                follow: true,
+            }));
+        }
         let (wn, wdb) = pick(&self.writers, session);
         let write = wdb.connect(session).await?;
         let read = match self.readers.is_empty() {
@@ -157,6 +284,7 @@ impl Database for Routed {
             write: (wn.clone(), write),
             read,
             last: None,
+            follow: false,
         }))
     }
 
@@ -180,7 +308,14 @@ struct RoutedSession {
     read: Option<(String, Box<dyn Session>)>,
     /// The node of the last plan.
     last: Option<String>,
+    /// It follows the leader: a write refused because the node no longer
+    /// leads (read-only, SQLSTATE 25006) ends the connection, so that the
+    /// client reconnects to the new leader.
+    follow: bool,
 }
+
+/// PostgreSQL's `read_only_sql_transaction`.
+const READ_ONLY: &str = "25006";
 
 #[async_trait]
 impl Session for RoutedSession {
@@ -190,7 +325,11 @@ impl Session for RoutedSession {
             _ => (&self.write.0, &mut self.write.1),
         };
         self.last = Some(name.clone());
-        s.run(plan, iso).await
+        let mut outcome = s.run(plan, iso).await?;
+        if self.follow && outcome.error.as_ref().is_some_and(|e| e.code == READ_ONLY) {
+            outcome.broken = true;
+        }
+        Ok(outcome)
     }
 
     async fn close(self: Box<Self>) {
@@ -244,5 +383,22 @@ mod tests {
         let r = Routing::of_entries(&[e("pg-1", "primary"), e("pg-2", "standby")]);
         assert_eq!(r.writers, vec![("pg-1".to_string(), 0)]);
         assert_eq!(r.readers, vec![("pg-2".to_string(), 1)]);
+        assert!(!r.follow);
+        // Patroni's members: all may lead; the clients follow the leader.
+        let r = Routing::of_entries(&[e("patroni-1", "member"), e("patroni-2", "member")]);
+        assert_eq!(r.writers.len(), 2);
+        assert!(r.readers.is_empty() && r.follow);
+    }
+
+    #[test]
+    fn followers_ask_for_read_write_sessions() {
+        assert_eq!(
+            read_write("postgres://postgres@h:5432/postgres"),
+            "postgres://postgres@h:5432/postgres?target_session_attrs=read-write"
+        );
+        assert_eq!(
+            read_write("postgres://p@h/db?sslmode=disable"),
+            "postgres://p@h/db?sslmode=disable&target_session_attrs=read-write"
+        );
     }
 }
