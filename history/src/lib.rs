@@ -21,4 +21,4 @@ pub use jsonl::{
     JsonlWriter, Record,
 };
 pub use level::{Level, UnknownLevel};
-pub use model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value};
+pub use model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value, LEADER_CHANGE};

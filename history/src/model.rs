@@ -396,6 +396,19 @@ pub struct Fault {
     pub detail: Option<String>,
 }
 
+/// The `kind` of a fault line that records a change of leader the run saw
+/// (from the start of the leaderless gap to the new leader): an
+/// observation for the timeline, not a fault anybody injected.
+pub const LEADER_CHANGE: &str = "leader-change";
+
+impl Fault {
+    /// True for lines that record what the run saw rather than a fault it
+    /// injected: they count toward no fault statistics.
+    pub fn is_observation(&self) -> bool {
+        self.kind == LEADER_CHANGE
+    }
+}
+
 fn yes() -> bool {
     true
 }

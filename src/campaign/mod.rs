@@ -375,7 +375,13 @@ fn read_report(run_dir: &Path, root: &Path, s: &mut RunSummary) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    let faults = v["faults"].as_array();
+    // Leader changes the run saw are recorded beside its faults.
+    let faults: Option<Vec<&serde_json::Value>> = v["faults"].as_array().map(|a| {
+        a.iter()
+            .filter(|f| f["kind"] != history::LEADER_CHANGE)
+            .collect()
+    });
+    let faults = faults.as_ref();
     s.faults = Some(faults.map_or(0, |f| f.len() as u64));
     s.faults_failed = Some(faults.map_or(0, |f| {
         f.iter().filter(|x| x["applied"] == false).count() as u64

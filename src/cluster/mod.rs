@@ -15,7 +15,9 @@
 
 pub mod args;
 pub mod galera;
+pub mod leader;
 pub mod netns;
+pub mod patroni;
 pub mod pg_replica;
 pub mod route;
 
@@ -33,6 +35,7 @@ impl Kind {
         match self {
             Kind::Galera => "galera",
             Kind::PgReplica => "pg",
+            Kind::Patroni => "patroni",
         }
     }
 
@@ -42,14 +45,16 @@ impl Kind {
         match self {
             Kind::Galera => 11,
             Kind::PgReplica => 21,
+            Kind::Patroni => 31,
         }
     }
 
-    /// The host end of node veth pairs: `isoh-g1`, `isoh-p1`.
+    /// The host end of node veth pairs: `isoh-g1`, `isoh-p1`, `isoh-a1`.
     fn veth_letter(self) -> char {
         match self {
             Kind::Galera => 'g',
             Kind::PgReplica => 'p',
+            Kind::Patroni => 'a',
         }
     }
 
@@ -57,7 +62,7 @@ impl Kind {
     pub fn db(self) -> crate::cli::DbArg {
         match self {
             Kind::Galera => crate::cli::DbArg::Mysql,
-            Kind::PgReplica => crate::cli::DbArg::Postgres,
+            Kind::PgReplica | Kind::Patroni => crate::cli::DbArg::Postgres,
         }
     }
 
@@ -170,11 +175,14 @@ impl Cluster {
                     Kind::Galera => "node",
                     Kind::PgReplica if n.index == 1 => "primary",
                     Kind::PgReplica => "standby",
+                    // Any member may lead: the clients follow the leader.
+                    Kind::Patroni => "member",
                 }
                 .into(),
                 url: match self.kind {
                     Kind::Galera => galera::url(n),
                     Kind::PgReplica => pg_replica::url(n),
+                    Kind::Patroni => patroni::url(n),
                 },
             })
             .collect()
@@ -186,7 +194,8 @@ impl Cluster {
 pub struct Entry {
     /// The node's name (`galera-1`), recorded in the history.
     pub name: String,
-    /// `node` (Galera), `primary` or `standby` (pg-replica).
+    /// `node` (Galera), `primary` or `standby` (pg-replica), `member`
+    /// (Patroni: whichever leads takes the writes).
     pub role: String,
     pub url: String,
 }
@@ -251,6 +260,7 @@ fn check_packages(kind: Kind) -> Result<()> {
     match kind {
         Kind::Galera => need.extend(galera::PACKAGES),
         Kind::PgReplica => need.extend(pg_replica::PACKAGES),
+        Kind::Patroni => need.extend(patroni::PACKAGES),
     }
     for (what, pkg) in need {
         let found = if what.starts_with('/') {
@@ -317,6 +327,9 @@ pub fn ensure_up(a: &UpArgs) -> Result<(Cluster, String)> {
     let kind = a.common.kind;
     let state = a.common.state();
     check_packages(kind)?;
+    if kind == Kind::Patroni {
+        patroni::Settings::parse(&a.server_opts)?;
+    }
     if let Some(c) = Cluster::load(kind, &state)? {
         // A run killed mid-fault may have left a node paused, cut off or
         // on a degraded link: undo all of that first.
@@ -345,6 +358,7 @@ pub fn ensure_up(a: &UpArgs) -> Result<(Cluster, String)> {
         match kind {
             Kind::Galera => galera::up(&c, deadline),
             Kind::PgReplica => pg_replica::up(&c, deadline),
+            Kind::Patroni => patroni::up(&c, deadline),
         }?;
         wait_ready(&c, deadline)
     })();
@@ -372,6 +386,9 @@ fn print_urls(c: &Cluster, what: &str) {
     );
     for e in c.entries() {
         let _ = writeln!(s, "{:<10} {:<8} {}", e.name, e.role, e.url);
+    }
+    if c.kind == Kind::Patroni {
+        let _ = writeln!(s, "leader-following URL: {}", patroni::leader_url(c));
     }
     let _ = writeln!(
         s,
@@ -432,6 +449,7 @@ pub fn ready(c: &Cluster) -> Result<()> {
     match c.kind {
         Kind::Galera => galera::ready(c),
         Kind::PgReplica => pg_replica::ready(c),
+        Kind::Patroni => patroni::ready(c),
     }
 }
 
@@ -450,8 +468,12 @@ fn status(a: &Common) -> Result<u8> {
         let line = match c.kind {
             Kind::Galera => galera::node_status(n),
             Kind::PgReplica => pg_replica::node_status(n),
+            Kind::Patroni => continue,
         };
         let _ = writeln!(s, "{:<10} {:<8} {} {line}", e.name, e.role, e.url);
+    }
+    if c.kind == Kind::Patroni {
+        s = patroni::status_text(&c);
     }
     crate::output::print_out(&s);
     match ready(&c) {
@@ -468,6 +490,7 @@ pub fn start_node(c: &Cluster, n: &Node) -> Result<()> {
     match c.kind {
         Kind::Galera => galera::start(c, n, false),
         Kind::PgReplica => pg_replica::start(c, n),
+        Kind::Patroni => patroni::start(c, n),
     }
 }
 
@@ -475,13 +498,24 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
     let state = a.common.state();
     let c = Cluster::load(a.common.kind, &state)?
         .ok_or_else(|| anyhow!("no {} cluster in {}", a.common.kind.name(), state.display()))?;
-    let nodes: Vec<&Node> = a.nodes.iter().map(|n| c.node(n)).collect::<Result<_>>()?;
+    // `leader` (Patroni): the node that leads as the fault starts, and the
+    // same node again for its undo.
+    let (names, leader) = leader::resolve(&c, &a.fault, &a.nodes)?;
+    let nodes: Vec<&Node> = names.iter().map(|n| c.node(n)).collect::<Result<_>>()?;
+    // What the fault did, naming the leader it hit (the last line counts).
+    let tell = |d: &str| match &leader {
+        Some(l) => say_detail(&format!("leader {l}: {d}")),
+        None => say_detail(d),
+    };
+    if leader.is_some() {
+        tell(&a.fault);
+    }
     let whole = |name: &str, order: Vec<&Node>| -> Result<u8> {
         let p = Partition::of(name, &order);
         for (x, y) in p.cuts() {
             cut(x, y)?;
         }
-        say_detail(&p.describe());
+        tell(&p.describe());
         Ok(0)
     };
     match a.fault.as_str() {
@@ -508,6 +542,26 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
     for n in &nodes {
         match a.fault.as_str() {
             "kill" => netns::kill_all(&n.ns),
+            // One process of a Patroni node: its PostgreSQL (Patroni
+            // notices and restarts it) or its Patroni (the PostgreSQL it
+            // leaves behind keeps serving until Patroni comes back).
+            "kill-postgres" => {
+                netns::kill_named(&n.ns, "postgres");
+            }
+            "kill-patroni" => {
+                netns::kill_named(&n.ns, "patroni");
+            }
+            "start-patroni" => patroni::start_patroni_again(n)?,
+            // The node's etcd traffic to and from every other node: its
+            // Patroni loses the consensus store while PostgreSQL's own
+            // traffic (replication, clients) still flows.
+            "isolate-etcd" => {
+                for o in c.nodes.iter().filter(|o| o.index != n.index) {
+                    netns::block_ports(&n.ns, &o.addr, "2379-2380")?;
+                    netns::block_ports(&o.ns, &n.addr, "2379-2380")?;
+                }
+                tell(&format!("etcd of {} cut off from the other members", n.name));
+            }
             "start" => {
                 if netns::pids(&n.ns).is_empty() {
                     start_node(&c, n)?;
@@ -539,11 +593,11 @@ fn node_fault(a: &NodeArgs) -> Result<u8> {
                     .context("ISOHARNESS_LOSS_PCT is not a percentage")?;
                 let (delay, jitter) = (ms("ISOHARNESS_DELAY_MS")?, ms("ISOHARNESS_JITTER_MS")?);
                 netns::netem(&n.ns, delay, jitter, loss)?;
-                say_detail(&format!("{} link: tc netem delay {delay}ms {jitter}ms loss {loss}%", n.name));
+                tell(&format!("{} link: tc netem delay {delay}ms {jitter}ms loss {loss}%", n.name));
             }
             "unnetem" => netns::unnetem(&n.ns),
             f => bail!(
-                "unknown node fault {f:?} (kill, start, pause, resume, isolate, netem, unnetem, halves, bridge, random, heal)"
+                "unknown node fault {f:?} (kill, start, pause, resume, isolate, netem, unnetem, halves, bridge, random, heal; patroni also kill-postgres, kill-patroni, start-patroni, isolate-etcd)"
             ),
         }
     }
@@ -725,7 +779,16 @@ pub fn prepare_run(args: &mut crate::cli::RunArgs) -> Result<Option<route::Routi
             args.targets.entry(name).or_insert(t);
         }
     }
-    Ok(Some(route::Routing::of_entries(&entries)))
+    let mut routing = route::Routing::of_entries(&entries);
+    if kind == Kind::Patroni {
+        let c = Cluster::load(kind, &state)?;
+        let opts = c.map(|c| c.options).unwrap_or_default();
+        if patroni::Settings::parse(&opts)?.read_replicas {
+            // Read-only transactions go to a member that is not the leader.
+            routing.readers = routing.writers.clone();
+        }
+    }
+    Ok(Some(routing))
 }
 
 /// The command-fault targets a `--cluster` run will have, for checking a
@@ -779,6 +842,9 @@ pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
             },
         );
     }
+    if c.kind == Kind::Patroni {
+        t.extend(leader_targets(&cmd));
+    }
     // Partitions of the whole cluster, by shape.
     for shape in ["halves", "bridge", "random"] {
         t.insert(
@@ -792,6 +858,57 @@ pub fn targets(c: &Cluster) -> Result<crate::nemesis::Targets> {
         );
     }
     Ok(t)
+}
+
+/// A Patroni cluster's targets aimed at whichever node leads when the
+/// fault starts: `leader` (the whole node: kill, pause, isolate, netem),
+/// `leader-postgres` and `leader-patroni` (kill one process; `start`
+/// makes sure Patroni runs again), `leader-etcd` (partition: its etcd
+/// from the other members).
+fn leader_targets(cmd: &dyn Fn(&str, &str) -> String) -> crate::nemesis::Targets {
+    use crate::nemesis::command::Target;
+    let l = |f: &str| Some(cmd(f, leader::LEADER));
+    let limit = Some("120s".to_string());
+    let mut t = crate::nemesis::Targets::new();
+    t.insert(
+        "leader".into(),
+        Target {
+            pause: l("pause"),
+            resume: l("resume"),
+            kill: l("kill"),
+            start: l("start"),
+            partition: l("isolate"),
+            heal: l("heal"),
+            netem: l("netem"),
+            unnetem: l("unnetem"),
+            timeout: limit.clone(),
+            ..Default::default()
+        },
+    );
+    for (name, kill) in [
+        ("leader-postgres", "kill-postgres"),
+        ("leader-patroni", "kill-patroni"),
+    ] {
+        t.insert(
+            name.into(),
+            Target {
+                kill: l(kill),
+                start: l("start-patroni"),
+                timeout: limit.clone(),
+                ..Default::default()
+            },
+        );
+    }
+    t.insert(
+        "leader-etcd".into(),
+        Target {
+            partition: l("isolate-etcd"),
+            heal: l("heal"),
+            timeout: limit,
+            ..Default::default()
+        },
+    );
+    t
 }
 
 #[cfg(test)]

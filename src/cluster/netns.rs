@@ -143,6 +143,31 @@ pub fn kill_all(ns: &str) {
     }
 }
 
+/// The processes in `ns` named `name`: by their command name
+/// (`postgres`), or by the program their command line runs (`patroni`,
+/// a Python script started as `python3 /usr/bin/patroni`).
+pub fn named_pids(ns: &str, name: &str) -> Vec<u32> {
+    let named = |p: &u32| {
+        let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+        let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        comm.trim() == name
+            || cmd
+                .split(|b| *b == 0)
+                .take(2)
+                .any(|a| a.rsplit(|b| *b == b'/').next() == Some(name.as_bytes()))
+    };
+    pids(ns).into_iter().filter(named).collect()
+}
+
+/// Kills (SIGKILL) the processes in `ns` named `name`; how many.
+pub fn kill_named(ns: &str, name: &str) -> usize {
+    let hit = named_pids(ns, name);
+    for p in &hit {
+        let _ = quiet("kill", &["-KILL", &p.to_string()]);
+    }
+    hit.len()
+}
+
 /// Kills what runs in `ns` and deletes it (its veth pair goes with it).
 /// Does nothing when there is no such namespace.
 pub fn remove_namespace(ns: &str) {
@@ -177,8 +202,39 @@ pub fn block(ns: &str, peer: &str, on: bool) -> Result<()> {
     }
 }
 
-/// Lifts every blackhole route in `ns`.
+/// The priority of the policy rules of [`block_ports`].
+const PORT_RULE_PREF: &str = "100";
+
+/// Drops the TCP packets from namespace `ns` to `peer` that go to or come
+/// from `ports` (`2379-2380`), both ways of one side: a partition of one
+/// service (etcd) while the rest of the traffic passes.
+pub fn block_ports(ns: &str, peer: &str, ports: &str) -> Result<()> {
+    for dir in ["dport", "sport"] {
+        run(
+            "ip",
+            &[
+                "-n",
+                ns,
+                "rule",
+                "add",
+                "pref",
+                PORT_RULE_PREF,
+                "to",
+                peer,
+                "ipproto",
+                "tcp",
+                dir,
+                ports,
+                "blackhole",
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Lifts every blackhole route in `ns`, and the rules of [`block_ports`].
 pub fn unblock_all(ns: &str) {
+    while quiet("ip", &["-n", ns, "rule", "del", "pref", PORT_RULE_PREF]) {}
     let routes = run("ip", &["-n", ns, "route", "show", "type", "blackhole"]).unwrap_or_default();
     for r in routes.lines() {
         if let Some(dst) = r.split_whitespace().nth(1) {

@@ -556,7 +556,8 @@ pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
     });
     let elapsed_s = last.saturating_sub(first.min(last)) as f64 / 1e9;
     let st = stats::compute(h, elapsed_s);
-    let little = stats::tested_little(h, &st, !h.faults.is_empty());
+    let asked = h.faults.iter().any(|f| !f.is_observation());
+    let little = stats::tested_little(h, &st, asked);
     let final_reads = Some(stats::final_reads(h)).filter(|f| f.txns > 0);
     let info = RunInfo {
         id: dir
@@ -870,6 +871,8 @@ async fn clients_phase(
             return Err(e);
         }
     }
+    // A Patroni cluster's changes of leader, marked on the timeline.
+    let leader_watch = crate::cluster::leader::watch(args, move || clock.now(), fault_tx.clone());
     let nemesis = faults.nemesis.spawn(
         faults.proxies.clone(),
         faults.dir.to_path_buf(),
@@ -972,6 +975,9 @@ async fn clients_phase(
     drop(faults.proxies);
     // From now on a Ctrl-C quits at once.
     shared.stop.store(true, Ordering::Relaxed);
+    if let Some(w) = leader_watch {
+        let _ = tokio::task::spawn_blocking(move || w.stop()).await;
+    }
     let recorded = tokio::task::spawn_blocking(move || rec.join())
         .await
         .map_err(|e| anyhow!("recorder: {e}"))?

@@ -459,6 +459,8 @@ pub fn tested_little(h: &History, st: &Stats, faults_asked: bool) -> Vec<String>
 /// `not tested: no fault applied (2 asked, 0 applied: exit 4: ...)` when
 /// a run whose nemesis asked for faults applied none of them.
 pub fn no_fault_applied(faults: &[history::Fault]) -> Option<String> {
+    // Leader changes the run saw are not faults it injected.
+    let faults: Vec<&history::Fault> = faults.iter().filter(|f| !f.is_observation()).collect();
     if faults.iter().any(|f| f.applied) {
         return None;
     }
