@@ -735,3 +735,81 @@ fn patroni_clients_follow_the_new_leader_after_a_failover() {
     let st = stdout(&c.cmd("status", &[]));
     assert!(!st.contains("leader: patroni-1 "), "{st}");
 }
+
+/// A run on a Patroni cluster whose leader is cut off from the other
+/// nodes 5 s in, for 15 s (longer than the ttl of 10 s): its exit code,
+/// standard output and history.
+fn isolate_the_leader(c: &Cluster, out: &Path) -> (Output, history::History) {
+    let o = c.run_mini(
+        out,
+        "strong-session-si",
+        "repeatable-read",
+        &[
+            "--duration",
+            "30s",
+            "--clients",
+            "8",
+            "--keys",
+            "10",
+            "--nemesis",
+            "partition:target=leader,at=5s,for=15s",
+        ],
+    );
+    let h = history::read_jsonl_file(&run_dir(out).join("history.jsonl")).unwrap();
+    (o, h)
+}
+
+/// What `scenarios/patroni.toml` established, on one fault: with
+/// asynchronous replication the cut-off leader acknowledges commits the
+/// new leader never gets (lost updates at strong-session-si, exit 1);
+/// with `synchronous_mode=strict` those commits wait instead, and nothing
+/// acknowledged is lost (exit 0). Both runs fail over, and both name the
+/// leader they cut off.
+#[test]
+fn patroni_isolated_leader_loses_commits_unless_synchronous_mode_is_strict() {
+    let _g = serial();
+    let c = Cluster::new("patroni");
+    for (mode, code) in [("off", 1), ("strict", 0)] {
+        c.up(&[
+            "--nodes",
+            "3",
+            "--cluster-opt",
+            &format!("synchronous_mode={mode}"),
+        ]);
+        let out = tempfile::tempdir().unwrap();
+        let (o, h) = isolate_the_leader(&c, out.path());
+        let text = format!("synchronous_mode={mode}: {}{}", stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(code), "{text}");
+        if code == 1 {
+            assert!(stdout(&o).contains("lost update"), "{text}");
+        }
+        let f = h.faults.iter().find(|f| f.kind == "partition").unwrap();
+        assert!(f.applied, "{text}");
+        assert!(
+            f.detail
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("leader patroni-1:"),
+            "{f:?}"
+        );
+        let changes: Vec<&history::Fault> =
+            h.faults.iter().filter(|f| f.is_observation()).collect();
+        assert!(
+            changes.iter().any(|l| l
+                .detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("patroni-1 → patroni-")),
+            "no failover seen: {changes:?}\n{text}"
+        );
+        // The final reads ran, on the new leader.
+        let finals: Vec<&history::Txn> = h.txns.iter().filter(|t| is_final_read(t)).collect();
+        assert!(
+            finals
+                .iter()
+                .any(|t| t.status == history::Status::Ok && t.node.as_deref() != Some("patroni-1")),
+            "{text}"
+        );
+    }
+    assert!(c.cmd("down", &[]).status.success());
+}
