@@ -17,16 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use history::Fault;
+use history::{Fault, LEADER_CHANGE};
 
 use super::{Cluster, Kind};
 
 /// The name fault targets and `cluster node` use for the current leader.
 pub const LEADER: &str = "leader";
-
-/// The `kind` of the history line that marks a change of leader (not a
-/// fault the nemesis injected: see [`history::Fault::is_observation`]).
-pub const LEADER_CHANGE: &str = history::LEADER_CHANGE;
 
 /// Patroni's leader key: its namespace, its `scope`, `leader`.
 const KEY: &str = "/service/isoh/leader";
