@@ -199,10 +199,13 @@ fn violation(h: &History, level: Level, order: &[u32]) -> Option<String> {
     None
 }
 
-fn run(lists: bool, cfg: &GenConfig, seed: u64, count: usize) -> [usize; 4] {
+/// The witnesses checked per level, and pc's by where they came from: a
+/// strong-session SI schedule, or the split history.
+fn run(lists: bool, cfg: &GenConfig, seed: u64, count: usize) -> ([usize; 4], [usize; 2]) {
     let levels = [Level::Rc, Level::Ra, Level::Cc, Level::Pc];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut shown = [0usize; 4];
+    let mut pc_by = [0usize; 2];
     for i in 0..count {
         let h = if lists {
             random_list_history(&mut rng, cfg)
@@ -221,6 +224,9 @@ fn run(lists: bool, cfg: &GenConfig, seed: u64, count: usize) -> [usize; 4] {
                         );
                     }
                     shown[li] += 1;
+                    if l == Level::Pc {
+                        pc_by[usize::from(out.method == "split SI")] += 1;
+                    }
                 }
                 (WeakVerdict::Ok, None) => panic!("history {i} at {l}: ok without a witness"),
                 (_, Some(_)) => panic!("history {i} at {l}: a witness without ok"),
@@ -229,9 +235,9 @@ fn run(lists: bool, cfg: &GenConfig, seed: u64, count: usize) -> [usize; 4] {
         }
     }
     eprintln!(
-        "lists {lists}, seed {seed:#x}: witnesses checked per level (rc, ra, cc, pc): {shown:?}"
+        "lists {lists}, seed {seed:#x}: witnesses checked per level (rc, ra, cc, pc): {shown:?}; pc's from strong-session SI, split SI: {pc_by:?}"
     );
-    shown
+    (shown, pc_by)
 }
 
 #[test]
@@ -249,10 +255,12 @@ fn ok_verdicts_come_with_a_valid_commit_order() {
         p_info: 0.15,
         ..registers.clone()
     };
-    for shown in [
+    for (shown, pc_by) in [
         run(false, &registers, 0x3c0, 10_000),
         run(true, &lists, 0x3c1, 10_000),
     ] {
         assert!(shown.iter().all(|&s| s > 1000), "{shown:?}");
+        // Both ways of finding a pc witness are checked.
+        assert!(pc_by.iter().all(|&s| s > 100), "{pc_by:?}");
     }
 }
