@@ -61,17 +61,17 @@ struct Outcome {
     decided: std::time::Duration,
 }
 
-/// Checks a history against a level; see [`check_stages`]. For rc on a
-/// plain register history, the part of its certificate check that needs
-/// no witness is done on the other core meanwhile.
+/// Checks a history against a level; see [`check_stages`]. For rc, ra or
+/// cc on a plain register history, the part of its certificate check that
+/// needs no witness is done on the other core meanwhile.
 pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
-    if level != Level::Rc || !crate::certify::plain_rc::applies(h) {
+    if !crate::certify::plain::covers(level) || !crate::certify::plain::applies(h) {
         return check_stages(h, level, opts, None);
     }
     std::thread::scope(|s| {
         let preparing = std::thread::Builder::new()
             .name("certify-prepare".into())
-            .spawn_scoped(s, || crate::certify::plain_rc::prepare(h))
+            .spawn_scoped(s, || crate::certify::plain::prepare(h))
             .expect("cannot start the certifying thread");
         check_stages(h, level, opts, Some(preparing))
     })
@@ -182,7 +182,7 @@ fn check_stages(
 }
 
 /// The thread preparing an rc certificate check ([`check`]).
-type Prepared<'s> = std::thread::ScopedJoinHandle<'s, Option<crate::certify::plain_rc::Prepared>>;
+type Prepared<'s> = std::thread::ScopedJoinHandle<'s, Option<crate::certify::plain::Prepared>>;
 
 /// The certifying thread's stack: as deep as the main thread's would be.
 const CERTIFY_STACK: usize = 64 << 20;
@@ -197,7 +197,7 @@ fn certify_verdict(
     level: Level,
     use_dbts: bool,
     out: &Outcome,
-    prep: Option<&crate::certify::plain_rc::Prepared>,
+    prep: Option<&crate::certify::plain::Prepared>,
 ) -> (Option<Certificate>, Certified) {
     let cert = |claim| Certificate {
         level,

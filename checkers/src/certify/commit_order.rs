@@ -748,7 +748,8 @@ impl WeakCtx<'_> {
                     }
                     let run = &ws.idx[from as usize..to as usize];
                     let j = run.partition_point(|&x| x < c);
-                    if j > 0 {
+                    // A writer in the source's past is before it already.
+                    if j > 0 && src.is_none_or(|sc| run[j - 1] >= sc[s as usize].get()) {
                         self.require_before(e, sess_txns[s as usize][run[j - 1] as usize])?;
                     }
                 }

@@ -42,7 +42,7 @@
 //!
 //! * [`certificate`]: the types (claims, witnesses, refutations, errors);
 //! * [`witness`]: replaying a serial order or an SI schedule;
-//! * [`commit_order`] (with [`plain_rc`]): the weak levels' commit orders;
+//! * [`commit_order`] (with [`plain`]): the weak levels' commit orders;
 //! * [`context`]: the history indexed for the refutations;
 //! * [`findings`]: non-cyclic anomalies;
 //! * [`cycles`]: cycles and their edges (SER/SI and weak);
@@ -77,7 +77,7 @@ mod context;
 mod cycles;
 pub mod derivation;
 mod findings;
-pub mod plain_rc;
+pub mod plain;
 mod sub_history;
 mod witness;
 
@@ -97,12 +97,13 @@ pub fn verify(h: &History, cert: &Certificate) -> Result<(), CertError> {
     verify_prepared(h, cert, None)
 }
 
-/// [`verify`], with what [`plain_rc::prepare`] found beforehand (when the
-/// certificate is an rc commit order of a plain register history).
+/// [`verify`], with what [`plain::prepare`] found beforehand (when the
+/// certificate is an rc, ra or cc commit order of a plain register
+/// history).
 pub fn verify_prepared(
     h: &History,
     cert: &Certificate,
-    prep: Option<&plain_rc::Prepared>,
+    prep: Option<&plain::Prepared>,
 ) -> Result<(), CertError> {
     if h.txns.len() >= INIT as usize {
         return Err(CertError::Unsupported(
@@ -113,8 +114,8 @@ pub fn verify_prepared(
         Claim::Ok(w) => {
             // The linear check; when it does not hold, the general one
             // names the violation.
-            if let (Witness::CommitOrder(co), Some(p), Level::Rc) = (w, prep, cert.level) {
-                if plain_rc::holds(h, p, co) {
+            if let (Witness::CommitOrder(co), Some(p)) = (w, prep) {
+                if plain::covers(cert.level) && plain::holds(h, p, co, cert.level) {
                     return Ok(());
                 }
             }
@@ -133,13 +134,13 @@ pub fn verify_prepared(
     }
 }
 
-/// Checks a weak level's commit order. rc on a plain register history:
-/// the linear check ([`plain_rc`]); when it does not hold, the general
+/// Checks a weak level's commit order. rc, ra and cc on a plain register
+/// history: the fast check ([`plain`]); when it does not hold, the general
 /// check names the violation.
 fn verify_commit_order(h: &History, level: Level, co: &[u32]) -> R<()> {
-    if level == Level::Rc && plain_rc::applies(h) {
-        if let Some(p) = plain_rc::prepare(h) {
-            if plain_rc::holds(h, &p, co) {
+    if plain::covers(level) && plain::applies(h) {
+        if let Some(p) = plain::prepare(h) {
+            if plain::holds(h, &p, co, level) {
                 return Ok(());
             }
         }
