@@ -14,6 +14,9 @@ use std::io::{self, Read};
 /// Bytes read per block (the last line of a block runs on to its newline).
 const BLOCK: usize = 8 << 20;
 
+/// Bytes asked of the input per read.
+const READ_STEP: usize = 256 << 10;
+
 /// A run of whole lines, and where it starts in the file.
 pub(crate) struct Chunk<'a> {
     /// The lines, each with its `\n` (the file's last line may lack it).
@@ -213,7 +216,9 @@ fn fill<R: Read>(
 ) -> io::Result<bool> {
     while buf.len() < target {
         let have = buf.len();
-        buf.resize(target, 0);
+        // A step at a time: a small file touches no more memory than it
+        // fills (a whole block zeroed up front is 8 MB of RSS).
+        buf.resize(target.min(have + READ_STEP), 0);
         match input.read(&mut buf[have..]) {
             Ok(0) => {
                 buf.truncate(have);
