@@ -275,7 +275,7 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 }
 
 /// How long placing the other levels may take, beyond what deciding took.
-const PLACE_MIN: Duration = Duration::from_secs(1);
+const PLACE_MIN: Duration = Duration::from_millis(100);
 /// How long placing may go on once the verdict is certified (placing runs
 /// while the certificate is checked on the other core, and stops when it
 /// is done and this much time has passed since the verdict).
@@ -670,11 +670,6 @@ fn decide(
     }
 }
 
-/// The share of the remaining time a stronger level's witness may take.
-const LATTICE_SHARE: u32 = 4;
-/// Its budget when the check has no time limit.
-const LATTICE_MAX: Duration = Duration::from_secs(60);
-
 /// The stronger level whose witness is tried first, and the method name
 /// that says so.
 fn lattice_method(stronger: Level) -> &'static str {
@@ -702,12 +697,8 @@ fn stronger_witness(
     if !follows(stronger, level, opts.use_dbts) || (!forced && (opts.skip_witness || !ordered)) {
         return None;
     }
-    let now = Instant::now();
-    let share = deadline.map_or(LATTICE_MAX, |d| {
-        d.saturating_duration_since(now) / LATTICE_SHARE
-    });
     let gopts = GeneralOptions {
-        deadline: Some(now + share),
+        deadline: Some(crate::decide::lattice_deadline(deadline)),
         use_dbts: opts.use_dbts,
         strategy: opts.strategy,
         force_fast_paths: forced,

@@ -12,6 +12,8 @@
 //! * [`FORBIDS`]: for each (anomaly, scope), the weakest levels that forbid
 //!   it; every level implying one of them forbids it too.
 
+use std::sync::OnceLock;
+
 use history::Level;
 
 use crate::anomaly::{AnomalyKind, Scope};
@@ -72,13 +74,30 @@ pub const FORBIDS: &[(AnomalyKind, Scope, &[Level])] = &[
 ];
 
 /// True when every history satisfying `strong` satisfies `weak` (reflexive).
+/// A lookup in the closure of [`IMPLIES`], made once: the checkers ask it
+/// per finding and per anomaly.
 pub fn implies(strong: Level, weak: Level) -> bool {
-    if strong == weak {
-        return true;
-    }
-    IMPLIES
-        .iter()
-        .any(|&(a, b)| a == strong && implies(b, weak))
+    static CLOSURE: OnceLock<[[bool; N]; N]> = OnceLock::new();
+    CLOSURE.get_or_init(|| {
+        let mut c = [[false; N]; N];
+        for a in Level::ALL {
+            for b in Level::ALL {
+                c[a as usize][b as usize] = reaches(a, b);
+            }
+        }
+        c
+    })[strong as usize][weak as usize]
+}
+
+/// The number of levels.
+const N: usize = Level::ALL.len();
+
+/// [`implies`] by walking [`IMPLIES`].
+fn reaches(strong: Level, weak: Level) -> bool {
+    strong == weak
+        || IMPLIES
+            .iter()
+            .any(|&(a, b)| a == strong && reaches(b, weak))
 }
 
 /// Every level that implies `l` (including `l`): the levels a history fails

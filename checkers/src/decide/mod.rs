@@ -18,3 +18,20 @@ pub mod cycles;
 pub mod depgraph;
 pub mod mini;
 pub mod weak;
+
+use std::time::{Duration, Instant};
+
+/// The share of the remaining time a stronger level's witness may take
+/// (the lattice: it is tried before the level itself, and its failure
+/// proves nothing).
+const LATTICE_SHARE: u32 = 4;
+/// Its budget when the check has no time limit.
+const LATTICE_MAX: Duration = Duration::from_secs(60);
+
+/// Until when a stronger level's witness is searched for, from now.
+pub(crate) fn lattice_deadline(deadline: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    now + deadline.map_or(LATTICE_MAX, |d| {
+        d.saturating_duration_since(now) / LATTICE_SHARE
+    })
+}

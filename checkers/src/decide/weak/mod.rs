@@ -116,7 +116,13 @@
 //!   write-write edge becomes commit-to-commit instead of commit-to-begin.)
 //!   The SI machinery of [`general`](crate::decide::blackbox::general) (pruning, CDCL)
 //!   decides it, within a time budget. `cc` is checked first: `pc` implies
-//!   it and it is cheap.
+//!   it and it is cheap. Before the split, the lattice: strong-session SI
+//!   implies `pc`, and a strong-session SI schedule of the history itself
+//!   gives a `pc` commit order (its commits, in order: each snapshot is a
+//!   prefix of them and holds the session's past). It is searched on a
+//!   quarter of the time left; most valid histories, write skews included,
+//!   are decided by it without the split's doubled size. A failure proves
+//!   nothing about `pc` and passes on to the split.
 //!
 //! # Counterexamples
 //!

@@ -1,7 +1,7 @@
 //! pc: prefix consistency, as strong-session SI of the split history (see
 //! the [module docs](super)).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use history::{History, Level, Op, Status, Txn, Value};
 use rustc_hash::FxHashMap;
@@ -132,11 +132,6 @@ pub(super) fn check_pc(
     }
 }
 
-/// The share of the remaining time a strong-session SI witness may take.
-const LATTICE_SHARE: u32 = 4;
-/// Its budget when the check has no time limit.
-const LATTICE_MAX: Duration = Duration::from_secs(30);
-
 /// A pc commit order from a strong-session SI schedule of `ix` (commit
 /// events in schedule order), found on a share of the time; `None` when
 /// the history fails strong-session SI or no schedule is had in time, which
@@ -146,12 +141,8 @@ fn stronger_witness(ix: &Index, deadline: Option<Instant>) -> Option<Vec<u32>> {
     if !ix.sessions.iter().any(|s| s.len() > 1) {
         return None;
     }
-    let now = Instant::now();
-    let share = deadline.map_or(LATTICE_MAX, |d| {
-        d.saturating_duration_since(now) / LATTICE_SHARE
-    });
     let opts = GeneralOptions {
-        deadline: Some(now + share),
+        deadline: Some(crate::decide::lattice_deadline(deadline)),
         local: false,
         prove: false,
         ..GeneralOptions::default()
