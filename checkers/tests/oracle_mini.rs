@@ -87,3 +87,67 @@ fn mini_checks_agree_with_the_general_checker() {
     assert!(other_method < 1500 * 6 / 4, "{other_method}");
     assert_two_sided("", STRONG, &seen, 100);
 }
+
+/// A run's final reads: a read-only transaction reading every key (more
+/// than a mini-transaction's two) keeps the history on the linear check,
+/// which still agrees with the oracle.
+#[test]
+fn a_read_only_transaction_of_every_key_keeps_the_linear_check_exact() {
+    use history::{History, Op, Status, Txn};
+    use rand::seq::IndexedRandom;
+
+    let cfg = GenConfig {
+        sessions: 2,
+        keys: 3,
+        mini: true,
+        ..GenConfig::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x0152);
+    let mut seen = [[0usize; 2]; 6];
+    let mut linear = 0;
+    for i in 0..2000 {
+        let mut txns = random_history(&mut rng, &cfg).txns;
+        // Every key written or read, with the values written to it.
+        let mut keys: Vec<(history::Key, Vec<Option<i64>>)> = Vec::new();
+        for t in &txns {
+            for o in &t.ops {
+                let (Op::Read { key, .. } | Op::Write { key, .. }) = o else {
+                    continue;
+                };
+                let at = match keys.iter().position(|(k, _)| k == key) {
+                    Some(at) => at,
+                    None => {
+                        keys.push((key.clone(), vec![None]));
+                        keys.len() - 1
+                    }
+                };
+                if let Op::Write { value, .. } = o {
+                    keys[at].1.push(Some(*value));
+                }
+            }
+        }
+        if keys.len() < 3 {
+            continue;
+        }
+        let ops = keys
+            .iter()
+            .map(|(key, values)| Op::Read {
+                key: key.clone(),
+                value: *values.choose(&mut rng).expect("the initial version"),
+            })
+            .collect();
+        let id = txns.iter().map(|t| t.id).max().unwrap_or(0) + 1;
+        txns.push(Txn::new(id, 7, Status::Ok, ops));
+        let h = History::from_txns(txns);
+        for (li, &l) in STRONG.iter().enumerate() {
+            let want = oracle::satisfies(&h, l).expect("strong level");
+            let rep = check(&h, l, &CheckOptions::default());
+            assert_certified(&rep, "oracle_mini");
+            assert_verdict(&h, &rep, want, &format!("history {i}"));
+            seen[li][usize::from(want)] += 1;
+            linear += usize::from(rep.method == "mini-transaction");
+        }
+    }
+    assert_two_sided("", STRONG, &seen, 100);
+    assert!(linear > 2000, "the linear check decided {linear} checks");
+}

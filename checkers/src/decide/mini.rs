@@ -1,5 +1,7 @@
 //! Mini-transactions (MTC, Definition 8): one or two reads, at most two
-//! writes, and every write preceded by a read of the same key.
+//! writes, and every write preceded by a read of the same key. A read-only
+//! transaction may read more keys (a run's final reads read all of them):
+//! it orders no version, so everything below holds with it.
 //!
 //! Because every write reads the version it overwrites, the version order
 //! of each key is known: the writer that read version `v` installed the
@@ -52,7 +54,9 @@ fn find_not_mini(ix: &Index) -> Option<String> {
         Shape::Op(other) => {
             format!("transaction {id} has an op ({other}) that mini-transactions do not use")
         }
-        Shape::Reads(reads) => format!("transaction {id} has {reads} reads (1 or 2 allowed)"),
+        Shape::Reads(reads) => {
+            format!("transaction {id} writes and has {reads} reads (1 or 2 allowed)")
+        }
         Shape::Writes(writes) => {
             format!("transaction {id} has {writes} writes (at most 2 allowed)")
         }

@@ -1,5 +1,6 @@
 //! Whether a transaction has the shape of a mini-transaction (one or two
-//! reads, at most two writes, each write after a read of its key). Found
+//! reads, or any number without writes; at most two writes, each after a
+//! read of its key). Found
 //! for every transaction while the index is built; the reason a history is
 //! not made of them is told by [`not_mini`](crate::decide::mini::not_mini).
 
@@ -38,7 +39,10 @@ pub(crate) fn shape(txn: &history::Txn) -> Option<Shape<'_>> {
             other => return Some(Shape::Op(other)),
         }
     }
-    if !txn.ops.is_empty() && !(1..=2).contains(&reads) {
+    // A read-only transaction may read any number of keys (a run's final
+    // reads read them all): its reads order no writer, so the version
+    // order stays forced, and the graph takes any reads.
+    if writes > 0 && !(1..=2).contains(&reads) {
         return Some(Shape::Reads(reads));
     }
     if writes > 2 {
