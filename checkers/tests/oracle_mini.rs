@@ -22,16 +22,25 @@ fn mini_checks_agree_with_the_oracle() {
     let mut seen = [[0usize; 2]; 6];
     for i in 0..3000 {
         let h = random_history(&mut rng, &cfg);
-        for (li, &l) in STRONG.iter().enumerate() {
-            let want = oracle::satisfies(&h, l).expect("strong level");
-            let rep = check(&h, l, &CheckOptions::default());
-            assert_certified(&rep, "oracle_mini");
-            assert_verdict(&h, &rep, want, &format!("history {i}"));
-            seen[li][usize::from(want)] += 1;
-        }
+        agree(&h, i, &mut seen);
     }
     // The generator must exercise both answers at every level.
     assert_two_sided("", STRONG, &seen, 100);
+}
+
+/// Checks `h` at every strong level against the oracle, counting each
+/// level's answers in `seen`; returns how many the linear check decided.
+fn agree(h: &history::History, i: usize, seen: &mut [[usize; 2]; 6]) -> usize {
+    let mut linear = 0;
+    for (li, &l) in STRONG.iter().enumerate() {
+        let want = oracle::satisfies(h, l).expect("strong level");
+        let rep = check(h, l, &CheckOptions::default());
+        assert_certified(&rep, "oracle_mini");
+        assert_verdict(h, &rep, want, &format!("history {i}"));
+        seen[li][usize::from(want)] += 1;
+        linear += usize::from(rep.method == "mini-transaction");
+    }
+    linear
 }
 
 /// On mini-transaction histories too big for the oracle, the linear-time
@@ -138,15 +147,7 @@ fn a_read_only_transaction_of_every_key_keeps_the_linear_check_exact() {
             .collect();
         let id = txns.iter().map(|t| t.id).max().unwrap_or(0) + 1;
         txns.push(Txn::new(id, 7, Status::Ok, ops));
-        let h = History::from_txns(txns);
-        for (li, &l) in STRONG.iter().enumerate() {
-            let want = oracle::satisfies(&h, l).expect("strong level");
-            let rep = check(&h, l, &CheckOptions::default());
-            assert_certified(&rep, "oracle_mini");
-            assert_verdict(&h, &rep, want, &format!("history {i}"));
-            seen[li][usize::from(want)] += 1;
-            linear += usize::from(rep.method == "mini-transaction");
-        }
+        linear += agree(&History::from_txns(txns), i, &mut seen);
     }
     assert_two_sided("", STRONG, &seen, 100);
     assert!(linear > 2000, "the linear check decided {linear} checks");
