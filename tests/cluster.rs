@@ -738,8 +738,7 @@ fn patroni_clients_follow_the_new_leader_after_a_failover() {
 
 /// A run on a Patroni cluster whose leader is cut off from the other
 /// nodes 5 s in, for 15 s (longer than the ttl of 10 s), checked at
-/// strong-si: its exit code,
-/// standard output and history.
+/// strong-si: its exit code, standard output and history.
 fn isolate_the_leader(c: &Cluster, out: &Path) -> (Output, history::History) {
     let o = c.run_mini(
         out,

@@ -1,8 +1,8 @@
 //! Whether a transaction has the shape of a mini-transaction (one or two
 //! reads, or any number without writes; at most two writes, each after a
-//! read of its key). Found
-//! for every transaction while the index is built; the reason a history is
-//! not made of them is told by [`not_mini`](crate::decide::mini::not_mini).
+//! read of its key). Found for every transaction while the index is built;
+//! the reason a history is not made of them is told by
+//! [`not_mini`](crate::decide::mini::not_mini).
 
 use history::Op;
 

@@ -15,10 +15,8 @@
 //!
 //! One axiom per file: [`rc`], [`ra`], [`cc`].
 
-use history::{History, Key, Op, Status, Value};
+use history::{History, Key, Level, Op, Status, Value};
 use rustc_hash::FxHashMap as HashMap;
-
-use history::Level;
 
 use super::certificate::INIT;
 use super::common::{check_sessions, positions, Top2, NONE};
