@@ -19,11 +19,82 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     // before the verdict, and when it is dropped (before an error is
     // printed).
     let progress = std::sync::Arc::new(Reporter::stderr());
+    if args.follow {
+        return follow(&args, &progress);
+    }
     let times = crate::progress::stage_times();
     let h = progress.read(path, args.format)?;
     if let Some(t0) = times {
         eprintln!("stage: read at {} ms", t0.elapsed().as_millis());
     }
+    check_read(&args, h, &progress)
+}
+
+/// `harness check --follow`: the streamed check while the file is written;
+/// what it leaves open goes to the offline check of the lines it read.
+fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
+    use checkers::stream::{ok_report, StreamOptions, Streamed};
+    let path = &args.history;
+    if !matches!(args.format, history::Format::Auto | history::Format::Jsonl) {
+        bail!(
+            "--follow reads JSONL histories (the format the harness records), not {}",
+            args.format
+        );
+    }
+    let t0 = std::time::Instant::now();
+    let opts = StreamOptions::default();
+    let until = crate::follow::Until {
+        idle: Some(args.idle),
+        stop_on_anomaly: args.stop_on_anomaly,
+        writer_done: None,
+    };
+    let f = crate::follow::follow(path, args.level, opts, &until, |why| {
+        eprintln!("streamed check: anomaly found: {why}");
+    })?;
+    if let Some(why) = &f.stopped {
+        eprintln!(
+            "note: {}: {why}; checking the {} bytes read",
+            path.display(),
+            f.consumed
+        );
+    }
+    match f.streamed {
+        Some((Streamed::Ok, stats)) if !args.use_dbts && stats.ok > 0 => {
+            let mut report = ok_report(args.level, &stats, &opts, t0.elapsed().as_millis() as u64);
+            if !f.ended {
+                report.notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
+            }
+            eprintln!(
+                "streamed check: verdict {} ms after the last line read",
+                f.after_last.as_millis()
+            );
+            print_report(args, &report)?;
+            Ok(exit_code(report.verdict))
+        }
+        other => {
+            match other {
+                Some((Streamed::Anomalous(why) | Streamed::Offline(why), _)) => {
+                    eprintln!("streamed check: the offline check decides ({why})")
+                }
+                None => eprintln!(
+                    "streamed check: {} is not checked as it goes; checking the whole history",
+                    args.level
+                ),
+                _ => {}
+            }
+            let h = crate::follow::read_prefix(path, f.consumed)?;
+            check_read(args, h, progress)
+        }
+    }
+}
+
+/// The check of a history read whole: print its verdict and counterexamples.
+fn check_read(
+    args: &CheckArgs,
+    h: history::History,
+    progress: &std::sync::Arc<Reporter>,
+) -> Result<u8> {
+    let path = &args.history;
     if h.header.is_some() && h.end.is_none() {
         // A recorded run's history always ends with its `end` line.
         eprintln!(
@@ -89,8 +160,20 @@ pub fn command(args: CheckArgs) -> Result<u8> {
             );
         }
     }
+    print_report(args, &report)?;
+    // The process ends now: freeing a history of a million transactions
+    // allocation by allocation would only delay the exit.
+    std::mem::forget(h);
+    match unwritten {
+        Some(e) => Err(e),
+        None => Ok(exit_code(report.verdict)),
+    }
+}
+
+/// Prints a verdict as text (with its counterexamples) or JSON.
+fn print_report(args: &CheckArgs, report: &checkers::Report) -> Result<()> {
     let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
+        serde_json::to_string_pretty(report)? + "\n"
     } else {
         let mut s = report.summary();
         for a in &report.anomalies {
@@ -100,13 +183,7 @@ pub fn command(args: CheckArgs) -> Result<u8> {
         s
     };
     print_out(&text);
-    // The process ends now: freeing a history of a million transactions
-    // allocation by allocation would only delay the exit.
-    std::mem::forget(h);
-    match unwritten {
-        Some(e) => Err(e),
-        None => Ok(exit_code(report.verdict)),
-    }
+    Ok(())
 }
 
 /// The refusal of a history in which no transaction committed (`None`

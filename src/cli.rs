@@ -175,6 +175,12 @@ pub struct RunArgs {
     /// (exit 3), never `ok`. `0s` means no limit.
     #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
     pub check_timeout: Duration,
+    /// End the run at the first anomaly the check made while it records
+    /// finds (ser, si and their session variants, on mini-transactions),
+    /// as a first Ctrl-C would: the transactions in flight finish, and the
+    /// history so far is checked and reported.
+    #[arg(long)]
+    pub stop_on_anomaly: bool,
     /// memdb only: switch on an isolation bug (lost-update, stale-read,
     /// fractured-read, write-skew, long-fork, aborted-read, lost-write).
     #[arg(long, value_parser = parse_bug)]
@@ -430,6 +436,21 @@ pub struct CheckArgs {
     /// search (slower; for measurements).
     #[arg(long)]
     pub no_witness: bool,
+    /// Check the file while another process still writes it (a JSONL
+    /// history being recorded): transactions are checked as they arrive
+    /// and leave memory once old (ser, si and their session variants on
+    /// mini-transactions; other histories are read whole), and the verdict
+    /// comes when the `end` line does.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: how long the file may stay unchanged before it is
+    /// taken as cut short and checked as it is.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration, requires = "follow")]
+    pub idle: Duration,
+    /// With --follow: stop at the first anomaly the streamed check finds,
+    /// and check what was read so far.
+    #[arg(long, requires = "follow")]
+    pub stop_on_anomaly: bool,
 }
 
 fn parse_strategy(s: &str) -> Result<checkers::solve::Strategy, String> {

@@ -7,6 +7,7 @@ mod cli;
 mod cluster;
 mod compare;
 mod expectation;
+mod follow;
 mod nemesis;
 mod output;
 mod progress;

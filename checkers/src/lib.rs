@@ -34,6 +34,10 @@
 //! [`anomaly`] (names), [`report`] (what a check returns), [`graph`]
 //! (graph storage and searches: components, shortest cycle).
 //!
+//! [`stream`]: beside the stages, the check of a history as it is
+//! written (ser, si and their session variants on mini-transactions), in
+//! memory that stops growing; what it cannot decide goes to [`check`].
+//!
 //! [`exhaustive`]: every level decided by enumeration on tiny histories,
 //! for [`certify`] to re-decide the sub-histories a refutation names, and
 //! as the reference semantics (the oracle) the tests hold all of the above
@@ -55,6 +59,7 @@ pub mod index;
 pub mod lattice;
 pub mod options;
 pub mod report;
+pub mod stream;
 
 pub use decide::blackbox::{general, solve, window};
 pub use decide::weak;

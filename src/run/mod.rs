@@ -9,6 +9,7 @@ mod recorder;
 mod runner;
 mod signals;
 mod stats;
+mod streamed;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -211,6 +212,8 @@ struct Phase {
     end_check: Option<workloads::EndReport>,
     /// What the final reads did; `None` with `--no-final-reads`.
     final_reads: Option<final_reads::Done>,
+    /// The verdict of the check made while recording, as a summary line.
+    streamed: Option<String>,
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
@@ -315,6 +318,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             dir: &dir,
             seed,
         };
+        let streaming = streamed::start(&args, &history_path, &interrupts);
         let phase = rt.block_on(clients_phase(
             &args,
             &db,
@@ -325,6 +329,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             faults,
             &interrupts,
         ));
+        let streamed = streaming.and_then(streamed::Streaming::finish);
         // A cluster whose node faults were just healed: let its nodes
         // rejoin before the tables are dropped through node 1.
         let settled = crate::cluster::settle(&args);
@@ -361,6 +366,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             }
         };
         phase.warnings.extend(settled);
+        phase.streamed = streamed;
         anyhow::Ok((location, iso, phase, tables, kept))
     })();
     let (location, iso, phase, tables, kept_why) = match result {
@@ -733,12 +739,26 @@ fn print_summary(
     for w in warnings {
         let _ = writeln!(s, "warning: {w}");
     }
-    if let Some(sig) = phase.interrupted {
-        let _ = writeln!(
-            s,
-            "interrupted by {sig} after {} transactions (before the run's budget was used up)",
-            o.total
-        );
+    match phase.interrupted {
+        Some(flag @ "--stop-on-anomaly") => {
+            let _ = writeln!(
+                s,
+                "stopped by {flag} at the first anomaly the streamed check found, after {} \
+                 transactions",
+                o.total
+            );
+        }
+        Some(sig) => {
+            let _ = writeln!(
+                s,
+                "interrupted by {sig} after {} transactions (before the run's budget was used up)",
+                o.total
+            );
+        }
+        None => {}
+    }
+    if let Some(line) = &phase.streamed {
+        let _ = writeln!(s, "{line}");
     }
     if !little.is_empty() {
         let _ = writeln!(
@@ -994,5 +1014,6 @@ async fn clients_phase(
         warnings,
         end_check,
         final_reads,
+        streamed: None,
     })
 }

@@ -1,0 +1,238 @@
+//! The streaming check against the offline one: over random
+//! mini-transaction histories, fed in random chunks with a tiny window (so
+//! transactions are retired all the time and stale reads hand over), the
+//! stream's `ok` and `anomalous` are always the offline check's.
+
+use checkers::stream::{streams, Stream, StreamOptions, Streamed};
+use checkers::{check, CheckOptions, Verdict};
+use checkers_testkit::{random_history, GenConfig};
+use history::{History, Level, Op, Txn};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
+
+const LEVELS: [Level; 4] = [
+    Level::Ser,
+    Level::Si,
+    Level::StrongSessionSer,
+    Level::StrongSessionSi,
+];
+
+/// The same history with the harness's write ids: each session's values
+/// increase and sit in a range of their own (the generator counts values
+/// across sessions, which the stream cannot show unique and hands over).
+/// Reads follow their writes; a value nobody wrote stays out of every
+/// range.
+fn harness_values(h: &History) -> History {
+    let mut map: FxHashMap<i64, i64> = FxHashMap::default();
+    let mut counter: FxHashMap<u64, i64> = FxHashMap::default();
+    let mut out = h.clone();
+    for t in &mut out.txns {
+        for op in &mut t.ops {
+            if let Op::Write { value, .. } = op {
+                let c = counter.entry(t.session).or_insert(0);
+                *c += 1;
+                let id = ((t.session as i64 + 1) << 32) | *c;
+                map.insert(*value, id);
+                *value = id;
+            }
+        }
+    }
+    for t in &mut out.txns {
+        for op in &mut t.ops {
+            if let Op::Read { value: Some(v), .. } = op {
+                *v = map.get(v).copied().unwrap_or(-*v - 1);
+            }
+        }
+    }
+    out
+}
+
+/// Moves transactions of different sessions past each other (each
+/// session's order is kept): readers may now come before their writers.
+fn interleave(rng: &mut ChaCha8Rng, h: &mut History) {
+    let mut by_session: FxHashMap<u64, Vec<Txn>> = FxHashMap::default();
+    let mut order = Vec::new();
+    for t in h.txns.drain(..) {
+        order.push(t.session);
+        by_session.entry(t.session).or_default().push(t);
+    }
+    order.shuffle(rng);
+    for v in by_session.values_mut() {
+        v.reverse();
+    }
+    for s in order {
+        let t = by_session.get_mut(&s).unwrap().pop().unwrap();
+        h.txns.push(t);
+    }
+}
+
+/// Streams `h` in random chunks, settling at each chunk's end.
+fn stream(rng: &mut ChaCha8Rng, h: &History, level: Level, opts: StreamOptions) -> (Streamed, u64) {
+    let mut s = Stream::new(level, opts).expect("a streamed level");
+    let mut i = 0;
+    while i < h.txns.len() {
+        let chunk = rng.random_range(1..=8).min(h.txns.len() - i);
+        for t in &h.txns[i..i + chunk] {
+            s.push(t);
+        }
+        s.settle();
+        i += chunk;
+    }
+    let (v, stats) = s.finish();
+    (v, stats.retired)
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    ok: usize,
+    anomalous: usize,
+    offline: usize,
+    /// Retired and seen in the histories the stream found ok.
+    retired: u64,
+    txns: u64,
+}
+
+fn agree(rng: &mut ChaCha8Rng, h: &History, what: &str, tally: &mut Tally) {
+    for level in LEVELS {
+        let want = check(h, level, &CheckOptions::default()).verdict;
+        let opts = StreamOptions {
+            window: rng.random_range(0..6),
+            batch: rng.random_range(1..6),
+        };
+        let (got, retired) = stream(rng, h, level, opts);
+        if got == Streamed::Ok {
+            tally.retired += retired;
+            tally.txns += h.txns.len() as u64;
+        }
+        let text = || history::to_jsonl_string(h);
+        match got {
+            Streamed::Ok => {
+                tally.ok += 1;
+                assert_eq!(
+                    want,
+                    Verdict::Ok,
+                    "{what} at {level}: stream ok\n{}",
+                    text()
+                );
+            }
+            Streamed::Anomalous(why) => {
+                tally.anomalous += 1;
+                assert_eq!(
+                    want,
+                    Verdict::Anomalous,
+                    "{what} at {level}: stream says {why}\n{}",
+                    text()
+                );
+            }
+            Streamed::Offline(_) => tally.offline += 1,
+        }
+    }
+}
+
+#[test]
+fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
+    assert!(LEVELS.iter().all(|&l| streams(l)));
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5743);
+    let mut tally = Tally::default();
+    let configs = [
+        GenConfig {
+            max_txns: 12,
+            sessions: 3,
+            keys: 2,
+            mini: true,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            max_txns: 60,
+            sessions: 4,
+            keys: 3,
+            mini: true,
+            p_fail: 0.05,
+            p_info: 0.02,
+            p_wild: 0.03,
+            max_stale: 4,
+            ..GenConfig::default()
+        },
+        // Long and mostly valid: many retirements between anomalies.
+        GenConfig {
+            max_txns: 200,
+            sessions: 4,
+            keys: 6,
+            mini: true,
+            p_fail: 0.02,
+            p_info: 0.0,
+            p_wild: 0.0,
+            max_stale: 1,
+            ..GenConfig::default()
+        },
+    ];
+    for i in 0..1500 {
+        let cfg = &configs[i % configs.len()];
+        let mut h = harness_values(&random_history(&mut rng, cfg));
+        if rng.random_bool(0.5) {
+            interleave(&mut rng, &mut h);
+        }
+        agree(&mut rng, &h, &format!("history {i}"), &mut tally);
+    }
+    // Not vacuous: the stream decides most histories itself, both ways,
+    // while retiring transactions.
+    let all = tally.ok + tally.anomalous + tally.offline;
+    assert!(tally.ok > all / 10, "{tally:?}");
+    assert!(tally.anomalous > all / 10, "{tally:?}");
+    assert!(tally.offline < all / 2, "{tally:?}");
+    assert!(tally.retired > tally.txns / 4, "{tally:?}");
+    eprintln!("{tally:?}");
+}
+
+#[test]
+fn values_shared_across_sessions_hand_over_to_the_offline_check() {
+    let h = checkers_testkit::build::jsonl(
+        &[
+            r#"{"id":0,"session":0,"status":"ok","ops":[["r","x",null],["w","x",1]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["r","x",1],["w","x",2]]}"#,
+            r#"{"id":2,"session":0,"status":"ok","ops":[["r","x",2],["w","x",3]]}"#,
+        ]
+        .join("\n"),
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let (got, _) = stream(&mut rng, &h, Level::Ser, StreamOptions::default());
+    assert!(
+        matches!(got, Streamed::Offline(ref why) if why.contains("unique")),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_stale_read_past_the_window_hands_over_and_within_it_is_followed() {
+    // Session 1 reads key 1's first version after three more versions.
+    let v = |s: i64, c: i64| (s << 32) | c;
+    let mut lines = vec![format!(
+        r#"{{"id":0,"session":0,"status":"ok","ops":[["r","x",null],["w","x",{}]]}}"#,
+        v(1, 1)
+    )];
+    for c in 2..=4 {
+        lines.push(format!(
+            r#"{{"id":{},"session":0,"status":"ok","ops":[["r","x",{}],["w","x",{}]]}}"#,
+            c - 1,
+            v(1, c - 1),
+            v(1, c)
+        ));
+    }
+    lines.push(format!(
+        r#"{{"id":4,"session":1,"status":"ok","ops":[["r","x",{}]]}}"#,
+        v(1, 1)
+    ));
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let h = checkers_testkit::build::jsonl(&refs.join("\n"));
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let narrow = StreamOptions {
+        window: 1,
+        batch: 1,
+    };
+    let (got, _) = stream(&mut rng, &h, Level::Ser, narrow);
+    assert!(matches!(got, Streamed::Offline(_)), "{got:?}");
+    let (got, _) = stream(&mut rng, &h, Level::Ser, StreamOptions::default());
+    assert_eq!(got, Streamed::Ok);
+}

@@ -1,0 +1,114 @@
+//! The check a run makes while it records: a thread follows the history
+//! file as the recorder writes it ([`crate::follow`]), so the verdict of a
+//! streamed level is known a few milliseconds after the last transaction,
+//! and `--stop-on-anomaly` can end the run at the first anomaly.
+//!
+//! The run's own check of the whole history still follows, for the report
+//! and its counterexamples.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use checkers::stream::{streams, StreamOptions, Streamed};
+
+use super::signals::Interrupts;
+use crate::cli::RunArgs;
+use crate::follow::{follow, Followed, Until};
+
+/// The following thread, while the run goes.
+pub struct Streaming {
+    writer_done: Arc<AtomicBool>,
+    thread: JoinHandle<anyhow::Result<Option<Followed>>>,
+    level: history::Level,
+}
+
+/// Starts following `history` when the run's level is one a stream decides
+/// (`None` otherwise).
+pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<Streaming> {
+    if !streams(args.level) {
+        if args.stop_on_anomaly {
+            eprintln!(
+                "warning: --stop-on-anomaly: {} is not checked while the run records (ser, si, \
+                 strong-session-ser and strong-session-si are); the run goes to its end",
+                args.level
+            );
+        }
+        return None;
+    }
+    let writer_done = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&writer_done);
+    let path = history.to_path_buf();
+    let (level, stop_on) = (args.level, args.stop_on_anomaly);
+    let (stop, by, first) = (
+        Arc::clone(&interrupts.stop),
+        Arc::clone(&interrupts.by),
+        Arc::clone(&interrupts.first),
+    );
+    let thread = std::thread::Builder::new()
+        .name("streamed-check".into())
+        .spawn(move || {
+            // The recorder makes the file once the tables are set up.
+            while !path.exists() {
+                if done.load(Ordering::Acquire) {
+                    return Ok(None);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let until = Until {
+                idle: None,
+                stop_on_anomaly: stop_on,
+                writer_done: Some(&done),
+            };
+            follow(&path, level, StreamOptions::default(), &until, |why| {
+                if !stop_on {
+                    return;
+                }
+                eprintln!("streamed check: {why}: ending the run (--stop-on-anomaly)");
+                let _ = by.set("--stop-on-anomaly");
+                if !stop.swap(true, Ordering::Relaxed) {
+                    first.notify_one();
+                }
+            })
+            .map(Some)
+        })
+        .ok()?;
+    Some(Streaming {
+        writer_done,
+        thread,
+        level,
+    })
+}
+
+impl Streaming {
+    /// Once the recorder has written its last line: the streamed verdict, as
+    /// a line for the summary (also printed at once on stderr).
+    pub fn finish(self) -> Option<String> {
+        self.writer_done.store(true, Ordering::Release);
+        let followed = match self.thread.join() {
+            Ok(Ok(Some(f))) => f,
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => return Some(format!("streamed check: failed ({e:#})")),
+            Err(_) => return Some("streamed check: failed (its thread panicked)".into()),
+        };
+        let (verdict, stats) = followed.streamed?;
+        let level = self.level;
+        let line = match verdict {
+            Streamed::Ok => format!(
+                "streamed check: {level} ok ({} txns, at most {} in memory), {} ms after the \
+                 last transaction",
+                stats.txns,
+                stats.peak_kept,
+                followed.after_last.as_millis()
+            ),
+            Streamed::Anomalous(why) => format!("streamed check: {level} anomalous: {why}"),
+            Streamed::Offline(why) => {
+                format!("streamed check: {level} left to the full check: {why}")
+            }
+        };
+        eprintln!("{line}");
+        Some(line)
+    }
+}

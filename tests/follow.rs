@@ -1,0 +1,244 @@
+//! Checking a history while it is written: `harness check --follow` on a
+//! file another writer is still appending to, and a run that stops at its
+//! first anomaly (`--stop-on-anomaly`).
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A write id as the harness makes them: the session in the high bits.
+fn wid(session: u64, n: u64) -> u64 {
+    ((session + 1) << 32) | n
+}
+
+/// `n` serializable mini-transactions over 4 sessions and 3 keys: each
+/// reads its key's latest version and writes the next.
+fn serial_lines(n: u64) -> Vec<String> {
+    let mut latest: [Option<u64>; 3] = [None; 3];
+    let mut count = [0u64; 4];
+    (0..n)
+        .map(|i| {
+            let (s, k) = (i % 4, (i % 3) as usize);
+            count[s as usize] += 1;
+            let v = wid(s, count[s as usize]);
+            let read = latest[k].map_or("null".to_string(), |x| x.to_string());
+            latest[k] = Some(v);
+            format!(
+                r#"{{"id":{i},"session":{s},"status":"ok","ops":[["r","k{k}",{read}],["w","k{k}",{v}]]}}"#
+            )
+        })
+        .collect()
+}
+
+const HEADER: &str = r#"{"type":"header","version":1}"#;
+
+#[test]
+fn follow_checks_a_file_while_it_is_written_and_answers_at_its_end_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("growing.jsonl");
+    let mut f = std::fs::File::create(&path).unwrap();
+    writeln!(f, "{HEADER}").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["check", path.to_str().unwrap(), "--level", "si", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Written in pieces, one of them cut mid-line, while the check runs.
+    let lines = serial_lines(3000);
+    for chunk in lines.chunks(500) {
+        let text = chunk.join("\n") + "\n";
+        let (a, b) = text.split_at(text.len() / 2);
+        f.write_all(a.as_bytes()).unwrap();
+        f.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+        f.write_all(b.as_bytes()).unwrap();
+        f.flush().unwrap();
+    }
+    writeln!(f, r#"{{"type":"end","txns":3000}}"#).unwrap();
+    f.flush().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.starts_with("si: ok (3000 txns: 3000 ok"), "{out}");
+    assert!(out.contains("method mini-transaction, streamed"), "{out}");
+    assert!(err.contains("ms after the last line read"), "{err}");
+}
+
+#[test]
+fn follow_stops_at_the_first_anomaly_and_shows_its_counterexample() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lost.jsonl");
+    let mut text = String::from(HEADER) + "\n";
+    for l in serial_lines(200) {
+        text += &(l + "\n");
+    }
+    // Two transactions read k0's latest version and both overwrite it.
+    let base = wid(2, 50); // k0 last written by line 198: session 2, its 50th write
+    text += &format!(
+        "{{\"id\":200,\"session\":0,\"status\":\"ok\",\"ops\":[[\"r\",\"k0\",{base}],[\"w\",\"k0\",{}]]}}\n",
+        wid(0, 1000)
+    );
+    text += &format!(
+        "{{\"id\":201,\"session\":1,\"status\":\"ok\",\"ops\":[[\"r\",\"k0\",{base}],[\"w\",\"k0\",{}]]}}\n",
+        wid(1, 1000)
+    );
+    // No end line: the writer is still "running"; the check must not wait
+    // for it (nor for --idle) once it has found the anomaly.
+    std::fs::write(&path, text).unwrap();
+    let t0 = Instant::now();
+    let o = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "ser",
+        "--follow",
+        "--stop-on-anomaly",
+        "--idle",
+        "10min",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(120),
+        "it waited for --idle"
+    );
+    assert!(out.starts_with("ser: anomalous (202 txns"), "{out}");
+    assert!(out.contains("lost update"), "{out}");
+    assert!(out.contains("T200") && out.contains("T201"), "{out}");
+    assert!(err.contains("stopped at the first anomaly"), "{err}");
+}
+
+#[test]
+fn follow_takes_a_file_that_stops_growing_as_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl");
+    let text = String::from(HEADER) + "\n" + &serial_lines(50).join("\n") + "\n";
+    std::fs::write(&path, text).unwrap();
+    let o = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "strong-session-ser",
+        "--follow",
+        "--idle",
+        "1s",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("streamed"), "{out}");
+    assert!(out.contains("no end line"), "{out}");
+    assert!(err.contains("did not grow for 1s"), "{err}");
+}
+
+#[test]
+fn follow_hands_over_what_it_does_not_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.jsonl");
+    let text = String::from(HEADER)
+        + "\n"
+        + &serial_lines(40).join("\n")
+        + "\n{\"type\":\"end\",\"txns\":40}\n";
+    std::fs::write(&path, &text).unwrap();
+    // A level the stream does not decide: the whole file is checked.
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "rc", "--follow"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("streamed"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("is not checked as it goes"),
+        "{}",
+        stderr(&o)
+    );
+    // A global value counter (not per session): handed over, same verdict.
+    let global = text.replace(&wid(1, 1).to_string(), "7");
+    std::fs::write(&path, global.replace(&wid(0, 1).to_string(), "8")).unwrap();
+    let o = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "ser",
+        "--follow",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("the offline check decides"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("method mini-transaction)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn follow_reports_a_broken_line_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.jsonl");
+    std::fs::write(&path, format!("{HEADER}\n{{\"id\":0,\"session\":\n\n")).unwrap();
+    let o = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "ser",
+        "--follow",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("broken.jsonl:2:"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_run_stops_at_its_first_anomaly_with_stop_on_anomaly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = harness(&[
+        "run",
+        "--db",
+        "memdb",
+        "--bug",
+        "lost-update",
+        "--duration",
+        "10min",
+        "--stop-on-anomaly",
+        "--out",
+        out,
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    assert!(text.starts_with("verdict: anomalous (ser)"), "{text}");
+    assert!(text.contains("stopped by --stop-on-anomaly"), "{text}");
+    assert!(
+        text.contains("streamed check: ser anomalous: lost update"),
+        "{text}"
+    );
+    let report = read_report(&run_dir(dir.path()));
+    assert_eq!(
+        report["run"]["interrupted_by"], "--stop-on-anomaly",
+        "{report}"
+    );
+    // Ended long before its 10 minutes.
+    let secs = report["throughput"]["elapsed_s"].as_f64().unwrap();
+    assert!(secs < 300.0, "{report}");
+
+    // A valid run says its streamed verdict in its summary.
+    let dir = tempfile::tempdir().unwrap();
+    let o = harness(&[
+        "run",
+        "--db",
+        "memdb",
+        "--txns",
+        "3000",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    assert!(text.contains("streamed check: ser ok ("), "{text}");
+}
