@@ -17,6 +17,13 @@
 //!
 //! A session's transactions stay in order: one held transaction holds the
 //! later ones of its session behind it.
+//!
+//! What is in the file is known in memory that does not grow with the run:
+//! every value is a write id, `write_id(client, n)`, and a client writes
+//! its ids in increasing order, one transaction after another. So a value
+//! is in the file when it is at most the highest id of its client released
+//! so far, and is not the write of a transaction still held. Only the
+//! values given up on are remembered one by one.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -29,8 +36,12 @@ const MAX_HELD: usize = 4096;
 /// The reordering buffer between the clients and the history file.
 #[derive(Debug)]
 pub struct Holdback {
-    /// (key, value) of every write already in the file, or given up on.
-    known: HashSet<(Key, Value)>,
+    /// The highest write id in the file, per client (`value >> 32`).
+    released: HashMap<i64, Value>,
+    /// The writes of held transactions (how many of each).
+    held_writes: HashMap<Value, u32>,
+    /// (key, value) of every read given up on.
+    given_up: HashSet<(Key, Value)>,
     held: VecDeque<(Txn, Instant)>,
     /// How many transactions of each session are held.
     held_per_session: HashMap<u64, usize>,
@@ -57,7 +68,9 @@ impl Holdback {
     /// A buffer that holds a transaction at most `limit`.
     pub fn new(limit: Duration) -> Holdback {
         Holdback {
-            known: HashSet::new(),
+            released: HashMap::new(),
+            held_writes: HashMap::new(),
+            given_up: HashSet::new(),
             held: VecDeque::new(),
             held_per_session: HashMap::new(),
             limit,
@@ -68,20 +81,42 @@ impl Holdback {
     /// (a transaction may read what it wrote itself).
     fn ready(&self, t: &Txn) -> bool {
         t.ops.iter().flat_map(reads).all(|(k, v)| {
-            self.known.contains(&(k.clone(), v))
+            self.known(k, v)
                 || t.ops
                     .iter()
                     .any(|o| o.written().is_some_and(|(wk, wv)| wk == k && wv == v))
         })
     }
 
+    /// Whether `k = v` is in the file already (or given up on).
+    fn known(&self, k: &Key, v: Value) -> bool {
+        let in_file = self.released.get(&(v >> 32)).is_some_and(|&top| v <= top)
+            && !self.held_writes.contains_key(&v);
+        in_file || self.given_up.contains(&(k.clone(), v))
+    }
+
     fn release(&mut self, t: Txn, out: &mut Vec<Txn>) {
         for op in &t.ops {
-            if let Some((k, v)) = op.written() {
-                self.known.insert((k.clone(), v));
+            if let Some((_, v)) = op.written() {
+                let top = self.released.entry(v >> 32).or_insert(v);
+                *top = (*top).max(v);
             }
         }
         out.push(t);
+    }
+
+    /// Counts (or uncounts) the writes of a transaction held.
+    fn hold_writes(&mut self, t: &Txn, held: bool) {
+        for (_, v) in t.ops.iter().filter_map(Op::written) {
+            if held {
+                *self.held_writes.entry(v).or_default() += 1;
+            } else if let Some(n) = self.held_writes.get_mut(&v) {
+                *n -= 1;
+                if *n == 0 {
+                    self.held_writes.remove(&v);
+                }
+            }
+        }
     }
 
     /// Releases held transactions that became ready, in arrival order.
@@ -101,17 +136,18 @@ impl Holdback {
             }
             let Some(i) = pick else { return };
             if let Some((t, _)) = self.held.remove(i) {
-                self.unhold(t.session);
+                self.unhold(&t);
                 self.release(t, out);
             }
         }
     }
 
-    fn unhold(&mut self, session: u64) {
-        if let Some(n) = self.held_per_session.get_mut(&session) {
+    fn unhold(&mut self, t: &Txn) {
+        self.hold_writes(t, false);
+        if let Some(n) = self.held_per_session.get_mut(&t.session) {
             *n -= 1;
             if *n == 0 {
-                self.held_per_session.remove(&session);
+                self.held_per_session.remove(&t.session);
             }
         }
     }
@@ -126,6 +162,7 @@ impl Holdback {
             }
         } else {
             *self.held_per_session.entry(t.session).or_default() += 1;
+            self.hold_writes(&t, true);
             self.held.push_back((t, now));
             // A database that keeps returning values no one wrote must not
             // make every push scan a long queue.
@@ -156,9 +193,11 @@ impl Holdback {
             return;
         };
         for (k, v) in t.ops.iter().flat_map(reads) {
-            self.known.insert((k.clone(), v));
+            if !self.known(k, v) {
+                self.given_up.insert((k.clone(), v));
+            }
         }
-        self.unhold(t.session);
+        self.unhold(&t);
         self.release(t, out);
         self.settle(out);
     }
@@ -171,6 +210,7 @@ impl Holdback {
     /// Everything still held, in arrival order (the run is over).
     pub fn drain(&mut self) -> Vec<Txn> {
         self.held_per_session.clear();
+        self.held_writes.clear();
         self.held.drain(..).map(|(t, _)| t).collect()
     }
 }
@@ -179,6 +219,7 @@ impl Holdback {
 mod tests {
     use super::*;
     use history::Status;
+    use workloads::write_id;
 
     fn txn(session: u64, kind: &str, ops: Vec<Op>) -> Txn {
         let mut t = Txn::new(0, session, Status::Ok, ops);
@@ -249,20 +290,55 @@ mod tests {
     }
 
     #[test]
+    fn a_held_write_is_not_known_though_its_client_wrote_past_it() {
+        let now = Instant::now();
+        let mut h = Holdback::new(Duration::from_secs(10));
+        // Client 4's first transaction waits for a value of client 5; after
+        // a reconnect (another session) client 4 goes on and is released.
+        let a = write_id(5, 1);
+        let held = txn(
+            1,
+            "held",
+            vec![Op::read(1, Some(a)), Op::write(2, write_id(4, 1))],
+        );
+        assert!(h.push(held, now).is_empty());
+        let later = txn(
+            2,
+            "later",
+            vec![Op::read(3, None), Op::write(3, write_id(4, 2))],
+        );
+        assert_eq!(kinds(&h.push(later, now)), ["later"]);
+        // A read of the held write waits for it, though 4's top id is past it.
+        let reader = txn(3, "reader", vec![Op::read(2, Some(write_id(4, 1)))]);
+        assert!(h.push(reader, now).is_empty());
+        let out = h.push(txn(6, "writer", vec![Op::write(1, a)]), now);
+        assert_eq!(kinds(&out), ["writer", "held", "reader"]);
+        // What is remembered is one top id per client, however many writes.
+        for n in 3..10_000 {
+            let t = txn(2, "w", vec![Op::write(3, write_id(4, n))]);
+            assert_eq!(h.push(t, now).len(), 1);
+        }
+        assert_eq!(h.released.len(), 2);
+        assert!(h.held_writes.is_empty() && h.given_up.is_empty());
+    }
+
+    #[test]
     fn list_and_range_reads_wait_for_every_element() {
         let now = Instant::now();
         let mut h = Holdback::new(Duration::from_secs(10));
+        // Write ids of clients 2 and 3.
+        let (v2, v3) = (write_id(2, 1), write_id(3, 1));
         let list = Op::ReadList {
             key: Key::Int(1),
-            values: Some(vec![1, 2]),
+            values: Some(vec![v3, v2]),
         };
         let append = |v| Op::Append {
             key: Key::Int(1),
             value: v,
         };
         assert!(h.push(txn(1, "reader", vec![list]), now).is_empty());
-        assert!(h.push(txn(2, "a1", vec![append(2)]), now).len() == 1);
-        let out = h.push(txn(3, "a2", vec![append(1)]), now);
+        assert!(h.push(txn(2, "a1", vec![append(v2)]), now).len() == 1);
+        let out = h.push(txn(3, "a2", vec![append(v3)]), now);
         assert_eq!(kinds(&out), ["a2", "reader"]);
         let range = Op::RangeRead {
             lo: Key::Int(0),
