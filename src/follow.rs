@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -26,14 +27,19 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct Tail {
     path: PathBuf,
     file: File,
-    /// Bytes read but not yet ended by a newline.
-    partial: Vec<u8>,
+    /// The complete lines of the last poll, then the start of a line still
+    /// being written.
+    buf: Vec<u8>,
+    /// Where the complete lines in `buf` end.
+    whole: usize,
     /// Bytes of complete lines handed out.
     consumed: u64,
     /// Lines handed out.
     line: usize,
-    chunk: Vec<u8>,
 }
+
+/// At most this much is read per poll, so batches stay small.
+const POLL_BYTES: usize = 1 << 20;
 
 impl Tail {
     /// Opens `path` at its start.
@@ -42,10 +48,10 @@ impl Tail {
         Ok(Tail {
             path: path.to_path_buf(),
             file,
-            partial: Vec::new(),
+            buf: Vec::new(),
+            whole: 0,
             consumed: 0,
             line: 0,
-            chunk: vec![0; 1 << 20],
         })
     }
 
@@ -54,48 +60,51 @@ impl Tail {
         self.consumed
     }
 
-    /// The complete lines appended since the last call, with their line
-    /// numbers (from 1); empty when the file has not grown by a whole line.
-    pub fn poll(&mut self, out: &mut Vec<(usize, String)>) -> Result<()> {
-        out.clear();
-        loop {
-            let n = match self.file.read(&mut self.chunk) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+    /// The complete lines appended since the last call, each with its line
+    /// number (from 1), borrowed from one buffer; none when the file has
+    /// not grown by a whole line.
+    pub fn poll(&mut self) -> Result<impl Iterator<Item = (usize, &[u8])> + '_> {
+        // Drop the lines handed out last time; keep the partial one.
+        self.buf.drain(..self.whole);
+        let start = self.buf.len();
+        self.buf.resize(start + POLL_BYTES, 0);
+        let mut end = start;
+        while end < self.buf.len() {
+            match self.file.read(&mut self.buf[end..]) {
+                Ok(0) => break,
+                Ok(n) => end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
                 }
-            };
-            if n == 0 {
-                break;
-            }
-            let mut rest = &self.chunk[..n];
-            while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-                self.partial.extend_from_slice(&rest[..i]);
-                self.consumed += self.partial.len() as u64 + 1;
-                self.line += 1;
-                let text = String::from_utf8(std::mem::take(&mut self.partial)).map_err(|_| {
-                    anyhow::anyhow!("{}:{}: not UTF-8 text", self.path.display(), self.line)
-                })?;
-                out.push((self.line, text));
-                rest = &rest[i + 1..];
-            }
-            self.partial.extend_from_slice(rest);
-            if out.len() >= 4096 {
-                break;
             }
         }
+        self.buf.truncate(end);
+        self.whole = self
+            .buf
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         // A file truncated under us (rewritten) cannot be followed.
         let len = self.file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-        if len < self.consumed {
+        if len < self.consumed + end as u64 {
             let _ = self.file.seek(SeekFrom::Start(self.consumed));
             bail!(
-                "{}: the file shrank while it was followed (from {} to {len} bytes)",
-                self.path.display(),
-                self.consumed
+                "{}: the file shrank while it was followed (to {len} bytes)",
+                self.path.display()
             );
         }
-        Ok(())
+        self.consumed += self.whole as u64;
+        let first = self.line + 1;
+        let lines: Vec<&[u8]> = self.buf[..self.whole].split(|&b| b == b'\n').collect();
+        // The split leaves an empty piece after the last newline.
+        let n = lines.len().saturating_sub(1);
+        self.line += n;
+        Ok(lines
+            .into_iter()
+            .take(n)
+            .enumerate()
+            .map(move |(i, l)| (first + i, l)))
     }
 }
 
@@ -125,9 +134,22 @@ pub struct Until<'a> {
     pub writer_done: Option<&'a AtomicBool>,
 }
 
+/// What the reading thread hands to the checking one.
+enum Msg {
+    /// Transactions, and how far the file has been read after them.
+    Txns(Vec<history::Txn>, u64),
+    /// Everything written so far has been handed over.
+    CaughtUp,
+    /// The `end` line.
+    End,
+    /// Nothing more will come (why).
+    Stop(String),
+    Failed(anyhow::Error),
+}
+
 /// Follows `path` until its `end` line (or `until` says stop), checking its
-/// transactions at `level` as they arrive. `on_anomaly` is told once when
-/// the stream finds one.
+/// transactions at `level` as they arrive: one thread reads and parses,
+/// the other checks. `on_anomaly` is told once when the stream finds one.
 pub fn follow(
     path: &Path,
     level: Level,
@@ -137,39 +159,45 @@ pub fn follow(
 ) -> Result<Followed> {
     let mut tail = Tail::open(path)?;
     let mut stream = Stream::new(level, opts);
-    let mut lines = Vec::new();
-    let mut last_growth = Instant::now();
+    let quit = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(4);
+    let mut consumed = 0;
     let mut last_line = Instant::now();
     let mut told = false;
     let mut ended = false;
     let mut stopped = None;
-    'follow: loop {
-        let done_before = until.writer_done.is_some_and(|d| d.load(Ordering::Acquire));
-        tail.poll(&mut lines)?;
-        // Caught up with the writer: a pass over what is kept now, so an
-        // anomaly is told without waiting for the next batch.
-        let caught_up = lines.is_empty();
-        if !caught_up {
-            last_growth = Instant::now();
-            last_line = last_growth;
-        }
-        for (no, text) in lines.drain(..) {
-            let rec = history::jsonl::parse_line(&text)
-                .map_err(|m| anyhow::anyhow!("{}:{no}: {m}", path.display()))?;
-            match rec {
-                Some(Record::Txn(t)) => {
+    std::thread::scope(|s| {
+        let quit = &quit;
+        s.spawn(move || read(&mut tail, until, quit, &tx));
+        for msg in rx {
+            let caught_up = match msg {
+                Msg::Txns(ts, c) => {
                     if let Some(s) = &mut stream {
-                        s.push(&t);
+                        for t in &ts {
+                            s.push(t);
+                        }
                     }
+                    consumed = c;
+                    last_line = Instant::now();
+                    false
                 }
-                Some(Record::End(_)) => {
+                Msg::CaughtUp => true,
+                Msg::End => {
                     ended = true;
-                    break 'follow;
+                    break;
                 }
-                _ => {}
-            }
-        }
-        if let Some(s) = &mut stream {
+                Msg::Stop(why) => {
+                    stopped = Some(why);
+                    break;
+                }
+                Msg::Failed(e) => {
+                    quit.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            let Some(s) = &mut stream else { continue };
+            // Caught up with the writer: a pass over what is kept now, so
+            // an anomaly is told without waiting for the next batch.
             if caught_up {
                 s.settle();
             }
@@ -182,30 +210,89 @@ pub fn follow(
                 }
             }
         }
-        if done_before {
-            // The writer had finished before this read: nothing more comes.
-            stopped = Some("the writer finished without an end line".into());
-            break;
-        }
-        if until.idle.is_some_and(|i| last_growth.elapsed() >= i) {
-            stopped = Some(format!(
-                "the file did not grow for {}",
-                humantime::format_duration(until.idle.unwrap_or_default())
-            ));
-            break;
-        }
-        if caught_up {
-            std::thread::sleep(POLL);
-        }
-    }
+        quit.store(true, Ordering::Relaxed);
+        Ok(())
+    })?;
     let streamed = stream.map(|s| s.finish());
     Ok(Followed {
         streamed,
-        consumed: tail.consumed(),
+        consumed,
         ended,
         stopped,
         after_last: last_line.elapsed(),
     })
+}
+
+/// The reading thread: complete lines, parsed, in batches, until the `end`
+/// line, an error, or `until` says stop.
+fn read(tail: &mut Tail, until: &Until<'_>, quit: &AtomicBool, tx: &SyncSender<Msg>) {
+    let mut last_growth = Instant::now();
+    let mut told_caught_up = false;
+    let path = tail.path.clone();
+    while !quit.load(Ordering::Relaxed) {
+        let done_before = until.writer_done.is_some_and(|d| d.load(Ordering::Acquire));
+        let lines = match tail.poll() {
+            Ok(lines) => lines,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(e));
+                return;
+            }
+        };
+        let mut txns = Vec::new();
+        let mut seen = false;
+        let mut end = false;
+        for (no, bytes) in lines {
+            seen = true;
+            let parsed = std::str::from_utf8(bytes)
+                .map_err(|_| "the line is not valid UTF-8".to_string())
+                .and_then(history::jsonl::parse_line_fast);
+            match parsed {
+                Err(m) => {
+                    let e = anyhow::anyhow!("{}:{no}: {m}", path.display());
+                    let _ = tx.send(Msg::Failed(e));
+                    return;
+                }
+                Ok(Some(Record::Txn(t))) => txns.push(t),
+                Ok(Some(Record::End(_))) => {
+                    end = true;
+                    break;
+                }
+                Ok(_) => {}
+            }
+        }
+        if !seen {
+            let stop = if done_before {
+                // The writer had finished before this read: nothing more.
+                Some("the writer finished without an end line".to_string())
+            } else {
+                until.idle.filter(|&i| last_growth.elapsed() >= i).map(|i| {
+                    format!(
+                        "the file did not grow for {}",
+                        humantime::format_duration(i)
+                    )
+                })
+            };
+            if let Some(why) = stop {
+                let _ = tx.send(Msg::Stop(why));
+                return;
+            }
+            if !told_caught_up && tx.send(Msg::CaughtUp).is_err() {
+                return;
+            }
+            told_caught_up = true;
+            std::thread::sleep(POLL);
+            continue;
+        }
+        last_growth = Instant::now();
+        told_caught_up = false;
+        if tx.send(Msg::Txns(txns, tail.consumed())).is_err() {
+            return;
+        }
+        if end {
+            let _ = tx.send(Msg::End);
+            return;
+        }
+    }
 }
 
 /// The history in the first `consumed` bytes of `path`.
