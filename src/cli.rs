@@ -176,7 +176,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration)]
     pub check_timeout: Duration,
     /// End the run at the first anomaly the check made while it records
-    /// finds (ser, si and their session variants, on mini-transactions),
+    /// finds (`--workload mini` at ser, si and their session variants),
     /// as a first Ctrl-C would: the transactions in flight finish, and the
     /// history so far is checked and reported.
     #[arg(long)]

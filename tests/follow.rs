@@ -36,6 +36,19 @@ fn serial_lines(n: u64) -> Vec<String> {
 
 const HEADER: &str = r#"{"type":"header","version":1}"#;
 
+/// `harness check PATH --level LEVEL --follow EXTRA...`.
+fn follow(path: &std::path::Path, level: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        level,
+        "--follow",
+    ];
+    args.extend_from_slice(extra);
+    harness(&args)
+}
+
 #[test]
 fn follow_checks_a_file_while_it_is_written_and_answers_at_its_end_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -91,16 +104,7 @@ fn follow_stops_at_the_first_anomaly_and_shows_its_counterexample() {
     // for it (nor for --idle) once it has found the anomaly.
     std::fs::write(&path, text).unwrap();
     let t0 = Instant::now();
-    let o = harness(&[
-        "check",
-        path.to_str().unwrap(),
-        "--level",
-        "ser",
-        "--follow",
-        "--stop-on-anomaly",
-        "--idle",
-        "10min",
-    ]);
+    let o = follow(&path, "ser", &["--stop-on-anomaly", "--idle", "10min"]);
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{out}{err}");
     assert!(
@@ -119,15 +123,7 @@ fn follow_takes_a_file_that_stops_growing_as_cut_short() {
     let path = dir.path().join("cut.jsonl");
     let text = String::from(HEADER) + "\n" + &serial_lines(50).join("\n") + "\n";
     std::fs::write(&path, text).unwrap();
-    let o = harness(&[
-        "check",
-        path.to_str().unwrap(),
-        "--level",
-        "strong-session-ser",
-        "--follow",
-        "--idle",
-        "1s",
-    ]);
+    let o = follow(&path, "strong-session-ser", &["--idle", "1s"]);
     let (out, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(out.contains("streamed"), "{out}");
@@ -145,7 +141,7 @@ fn follow_hands_over_what_it_does_not_stream() {
         + "\n{\"type\":\"end\",\"txns\":40}\n";
     std::fs::write(&path, &text).unwrap();
     // A level the stream does not decide: the whole file is checked.
-    let o = harness(&["check", path.to_str().unwrap(), "--level", "rc", "--follow"]);
+    let o = follow(&path, "rc", &[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(!stdout(&o).contains("streamed"), "{}", stdout(&o));
     assert!(
@@ -156,13 +152,7 @@ fn follow_hands_over_what_it_does_not_stream() {
     // A global value counter (not per session): handed over, same verdict.
     let global = text.replace(&wid(1, 1).to_string(), "7");
     std::fs::write(&path, global.replace(&wid(0, 1).to_string(), "8")).unwrap();
-    let o = harness(&[
-        "check",
-        path.to_str().unwrap(),
-        "--level",
-        "ser",
-        "--follow",
-    ]);
+    let o = follow(&path, "ser", &[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stderr(&o).contains("the offline check decides"),
@@ -181,13 +171,7 @@ fn follow_reports_a_broken_line_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.jsonl");
     std::fs::write(&path, format!("{HEADER}\n{{\"id\":0,\"session\":\n\n")).unwrap();
-    let o = harness(&[
-        "check",
-        path.to_str().unwrap(),
-        "--level",
-        "ser",
-        "--follow",
-    ]);
+    let o = follow(&path, "ser", &[]);
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("broken.jsonl:2:"), "{err}");
@@ -229,15 +213,8 @@ fn a_run_stops_at_its_first_anomaly_with_stop_on_anomaly() {
 
     // A valid run says its streamed verdict in its summary.
     let dir = tempfile::tempdir().unwrap();
-    let o = harness(&[
-        "run",
-        "--db",
-        "memdb",
-        "--txns",
-        "3000",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = dir.path().to_str().unwrap();
+    let o = harness(&["run", "--db", "memdb", "--txns", "3000", "--out", out]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     assert!(text.contains("streamed check: ser ok ("), "{text}");

@@ -195,3 +195,38 @@ fn tables_are_dropped_at_the_end_unless_kept() {
         }
     }
 }
+
+/// At read committed, one key and eight clients lose updates within a
+/// few hundred transactions: `--stop-on-anomaly` ends the run at the
+/// first one the check made while recording finds, long before its
+/// duration, and the full check of what was recorded shows it.
+#[test]
+fn a_read_committed_run_stops_at_its_first_lost_update() {
+    let url = scratch_db("run_rc_stop");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let mut args = vec!["run"];
+    args.extend(target("postgres", &url, "mini"));
+    args.extend([
+        "--isolation",
+        "read-committed",
+        "--level",
+        "si",
+        "--keys",
+        "1",
+    ]);
+    args.extend(["--clients", "8", "--duration", "5min", "--stop-on-anomaly"]);
+    args.extend(["--out", &out]);
+    let o = harness(&args);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(text.contains("stopped by --stop-on-anomaly"), "{text}");
+    assert!(text.contains("streamed check: si anomalous"), "{text}");
+    assert!(text.contains("lost update"), "{text}");
+    let report = read_report(&run_dir(dir.path()));
+    assert_eq!(report["run"]["interrupted_by"], "--stop-on-anomaly");
+    let secs = report["throughput"]["elapsed_s"].as_f64().unwrap();
+    assert!(secs < 150.0, "ran {secs} s of its 5 minutes");
+    let tables = pg_tables(&url, "isoharness_");
+    assert!(tables.is_empty(), "tables left behind: {tables:?}");
+}

@@ -25,15 +25,16 @@ pub struct Streaming {
     level: history::Level,
 }
 
-/// Starts following `history` when the run's level is one a stream decides
-/// (`None` otherwise).
+/// Starts following `history` when the run makes mini-transactions and its
+/// level is one a stream decides (`None` otherwise).
 pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<Streaming> {
-    if !streams(args.level) {
+    if !streams(args.level) || args.workload != "mini" {
         if args.stop_on_anomaly {
             eprintln!(
-                "warning: --stop-on-anomaly: {} is not checked while the run records (ser, si, \
-                 strong-session-ser and strong-session-si are); the run goes to its end",
-                args.level
+                "warning: --stop-on-anomaly: only mini-transactions at ser, si, \
+                 strong-session-ser and strong-session-si are checked while the run records, \
+                 not {} at {}; the run goes to its end",
+                args.workload, args.level
             );
         }
         return None;
