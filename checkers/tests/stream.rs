@@ -187,6 +187,21 @@ fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
 }
 
 #[test]
+fn a_history_with_nothing_committed_is_not_ok() {
+    let h = checkers_testkit::build::jsonl(
+        r#"{"id":0,"session":0,"status":"fail","ops":[["r","x",null],["w","x",4294967297]]}"#,
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for level in LEVELS {
+        let (got, _) = stream(&mut rng, &h, level, StreamOptions::default());
+        assert!(
+            matches!(got, Streamed::Offline(ref why) if why.contains("nothing")),
+            "{got:?}"
+        );
+    }
+}
+
+#[test]
 fn values_shared_across_sessions_hand_over_to_the_offline_check() {
     let h = checkers_testkit::build::jsonl(
         &[

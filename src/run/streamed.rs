@@ -95,6 +95,10 @@ impl Streaming {
             Err(_) => return Some("streamed check: failed (its thread panicked)".into()),
         };
         let (verdict, stats) = followed.streamed?;
+        if stats.ok == 0 {
+            // The run says itself that it has nothing to check.
+            return None;
+        }
         let level = self.level;
         let line = match verdict {
             Streamed::Ok => format!(

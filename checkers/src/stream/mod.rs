@@ -47,6 +47,8 @@ use history::{Key, Level, Op, Status, Txn, Value};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::anomaly::{AnomalyKind, Scope};
+use crate::lattice::forbids;
 use crate::report::{Certified, HistoryStats, Report, Verdict};
 use retained::{Pass, Ref, Retained};
 
@@ -272,6 +274,11 @@ impl Stream {
         if let Some(d) = self.done {
             return (d, stats);
         }
+        if stats.ok == 0 {
+            // An `ok` of nothing would mean nothing.
+            let why = "no transaction committed: nothing to check".to_string();
+            return (Streamed::Offline(why), stats);
+        }
         let waiting = self
             .versions
             .values()
@@ -321,6 +328,16 @@ impl Stream {
     /// Adds a committed transaction and its edges.
     fn commit(&mut self, t: &Txn) -> Result<(), Streamed> {
         let offline = |why: String| Err(Streamed::Offline(why));
+        // A non-cyclic anomaly of one transaction: certain, and at every
+        // streamed level forbidden (the lattice says so; else handed over).
+        let level = self.level;
+        let found = |kind: AnomalyKind, why: String| {
+            Err(if forbids(level, kind, Scope::Item) {
+                Streamed::Anomalous(format!("{kind}: {why}"))
+            } else {
+                Streamed::Offline(why)
+            })
+        };
         // What it read from others and what it installed, per key, checked
         // against the mini-transaction shape and the read-your-writes rules.
         let mut reads: SmallVec<[(u32, Option<Value>); 4]> = SmallVec::new();
@@ -336,11 +353,13 @@ impl Stream {
                     let k = self.key(key);
                     if let Some(&(_, own)) = writes.iter().find(|w| w.0 == k) {
                         if *value != Some(own) {
-                            return offline(format!("transaction {} misreads its own write", t.id));
+                            let why = format!("transaction {} misreads its own write", t.id);
+                            return found(AnomalyKind::NotMyOwnWrite, why);
                         }
                     } else if let Some(&(_, before)) = reads.iter().find(|r| r.0 == k) {
                         if before != *value {
-                            return offline(format!("transaction {} read {key} twice", t.id));
+                            let why = format!("transaction {} read {key} twice", t.id);
+                            return found(AnomalyKind::NonRepeatableRead, why);
                         }
                     } else {
                         reads.push((k, *value));
@@ -363,7 +382,8 @@ impl Stream {
             .iter()
             .any(|&(k, v)| v.is_some_and(|v| written.contains(&(k, v))))
         {
-            return offline(format!("transaction {} read a value it writes later", t.id));
+            let why = format!("transaction {} read a value it writes later", t.id);
+            return found(AnomalyKind::FutureRead, why);
         }
         self.seq += 1;
         let me = self.graph.add(self.seq);
