@@ -59,7 +59,7 @@ fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
         );
     }
     match f.streamed {
-        Some((Streamed::Ok, stats)) if !args.use_dbts && stats.ok > 0 => {
+        Some((Streamed::Ok, stats)) if !args.use_dbts => {
             let mut report = ok_report(args.level, &stats, &opts, t0.elapsed().as_millis() as u64);
             if !f.ended {
                 report.notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());

@@ -172,22 +172,12 @@ impl Stream {
         })
     }
 
-    /// The level decided.
-    pub fn level(&self) -> Level {
-        self.level
-    }
-
     /// What was seen so far.
     pub fn stats(&self) -> StreamStats {
         let mut s = self.stats;
         s.sessions = self.last.len() as u64;
         s.keys = self.keys.len() as u64;
         s
-    }
-
-    /// How many transactions are kept now.
-    pub fn kept(&self) -> usize {
-        self.graph.kept()
     }
 
     /// The anomaly found or the reason for handing over, once there is one.
@@ -321,8 +311,13 @@ impl Stream {
     }
 
     fn key(&mut self, k: &Key) -> u32 {
+        // Known keys (nearly every op) need no clone of the key.
+        if let Some(&id) = self.keys.get(k) {
+            return id;
+        }
         let n = self.keys.len() as u32;
-        *self.keys.entry(k.clone()).or_insert(n)
+        self.keys.insert(k.clone(), n);
+        n
     }
 
     /// Adds a committed transaction and its edges.
