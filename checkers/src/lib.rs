@@ -59,6 +59,7 @@ pub mod index;
 pub mod lattice;
 pub mod options;
 pub mod report;
+mod session_writes;
 pub mod stream;
 
 pub use decide::blackbox::{general, solve, window};

@@ -23,6 +23,7 @@ use history::{History, Key, Level, Op, Status, Value};
 
 use super::certificate::*;
 use super::common::*;
+use crate::session_writes::{narrow_fits, ClockEntry};
 
 /// One external read of a committed ok transaction.
 pub(super) struct ReadEv {
@@ -337,32 +338,6 @@ pub(super) struct Runs {
     pub(super) idx: Vec<u32>,
 }
 
-/// A cc clock entry (a count of a session's transactions): `i16` when
-/// sessions are short enough, as its element-wise max vectorizes on
-/// baseline x86-64, else `u32`.
-pub(super) trait ClockEntry: Copy + Ord + Default {
-    fn of(x: u32) -> Self;
-    fn get(self) -> u32;
-}
-
-impl ClockEntry for i16 {
-    fn of(x: u32) -> Self {
-        x as i16
-    }
-    fn get(self) -> u32 {
-        self as u32
-    }
-}
-
-impl ClockEntry for u32 {
-    fn of(x: u32) -> Self {
-        x
-    }
-    fn get(self) -> u32 {
-        self
-    }
-}
-
 /// cc is certified with one entry per written key, not per session, when
 /// there are at most this many keys (or fewer than sessions).
 pub(super) const CC_FEW_KEYS: usize = 64;
@@ -538,7 +513,7 @@ impl WeakCtx<'_> {
             .map_or(by_keys, |clocks| !clocks);
         if by_keys {
             self.cc_by_keys(&keys)
-        } else if len.values().all(|&l| l < i16::MAX as usize) {
+        } else if len.values().all(|&l| narrow_fits(l)) {
             self.cc_with::<i16>()
         } else {
             self.cc_with::<u32>()

@@ -5,18 +5,23 @@
 //!
 //! * with few keys, per transaction and key the latest writer in its past
 //!   ([`by_keys`]);
-//! * else vector clocks over sessions, and per key and session the latest
-//!   writer inside the past by binary search ([`by_clocks`]); writers in
-//!   the source's own past are before it already, so only sessions the
-//!   reader knows more of than the source are searched.
+//! * else vector clocks over sessions. When every clock fits in memory
+//!   at once ([`by_key_walk`]), key by key: walking a key's writers in
+//!   commit order, keep per session the first writer not yet passed; a
+//!   read of the version just passed is fine exactly when its reader's
+//!   clock is below that vector in every session, one SIMD compare.
+//!   Otherwise ([`by_clocks`]) per read and session the latest writer
+//!   inside the reader's past (see [`SessionWrites`]).
 //!
-//! A row or clock is kept only until its last successor has used it, in
-//! reused slots: memory follows what is alive at once.
+//! Except in [`by_key_walk`], a row or clock is kept only until its last
+//! successor has used it, in reused slots: memory follows what is alive at
+//! once.
 
 use super::super::certificate::{INIT, MAX_CLOCK_CELLS};
-use super::super::commit_order::{ClockEntry, CC_FEW_KEYS};
+use super::super::commit_order::CC_FEW_KEYS;
 use super::super::common::NONE;
 use super::{after_source, Prepared};
+use crate::session_writes::{narrow_fits, ClockEntry, SessionWrites};
 
 /// True when every read of an ok transaction sees a version at least as
 /// new as every write of its key in the reader's causal past.
@@ -72,12 +77,28 @@ pub(super) fn holds(prep: &Prepared, co: &[u32], pos: &[u32]) -> bool {
         }
         len.into_iter().max().unwrap_or(0)
     };
-    if longest < i16::MAX as usize {
-        by_clocks::<i16>(&cx, &preds)
-    } else {
-        by_clocks::<u32>(&cx, &preds)
+    #[cfg(test)]
+    let walk = KEY_WALK.with(|w| w.get());
+    #[cfg(not(test))]
+    let walk = true;
+    let stored = walk && co.len().saturating_mul(prep.ns) <= MAX_STORED_CELLS;
+    match (narrow_fits(longest), stored) {
+        (true, true) => by_key_walk::<i16>(&cx, &preds),
+        (false, true) => by_key_walk::<u32>(&cx, &preds),
+        (true, false) => by_clocks::<i16>(&cx, &preds),
+        (false, false) => by_clocks::<u32>(&cx, &preds),
     }
 }
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: false forces [`by_clocks`] where [`by_key_walk`] would do.
+    pub(super) static KEY_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// [`by_key_walk`] keeps every transaction's clock: up to this many
+/// entries (128 MB of `i16`); past it, [`by_clocks`] frees them as it goes.
+const MAX_STORED_CELLS: usize = 64 << 20;
 
 /// What both ways share.
 struct Past<'a> {
@@ -190,8 +211,7 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
             list.push(t as u32);
         }
     }
-    // Per key: its writers' in-session indices, in one run (session,
-    // from, to) per session, ascending.
+    // Per key: its writers' in-session indices.
     let mut triples: Vec<(u32, u32, u32)> = Vec::new();
     for (t, &i) in sidx.iter().enumerate() {
         if i != NONE {
@@ -200,23 +220,8 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
             }
         }
     }
-    triples.sort_unstable();
-    let idx: Vec<u32> = triples.iter().map(|x| x.2).collect();
-    let mut run_start = vec![0u32; prep.nk + 1];
-    let mut runs: Vec<(u32, u32, u32)> = Vec::new();
-    let mut i = 0;
-    for (key, start) in run_start.iter_mut().enumerate().take(prep.nk) {
-        *start = runs.len() as u32;
-        while i < triples.len() && triples[i].0 == key as u32 {
-            let (s, from) = (triples[i].1, i);
-            while i < triples.len() && triples[i].0 == key as u32 && triples[i].1 == s {
-                i += 1;
-            }
-            runs.push((s, from as u32, i as u32));
-        }
-    }
-    run_start[prep.nk] = runs.len() as u32;
-    drop(triples);
+    let lens: Vec<usize> = sess_txns.iter().map(Vec::len).collect();
+    let writers = SessionWrites::new(prep.nk, &lens, triples, T::narrow(&[]).is_some());
     let mut clocks: Slots<T> = Slots::new(k, n);
     let mut row = vec![T::default(); k];
     let mut ps: Vec<u32> = Vec::new();
@@ -237,31 +242,127 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
         for &(key, src) in prep.evs(t as usize) {
             // The source's clock (a predecessor's: still kept).
             let sc = (src != INIT).then(|| clocks.row(src));
-            let ks = &runs[run_start[key as usize] as usize..run_start[key as usize + 1] as usize];
-            for &(s, from, to) in ks {
-                let c = row[s as usize];
-                if c == T::default() || sc.is_some_and(|sc| c <= sc[s as usize]) {
-                    continue; // nothing of session s beyond the source's past
-                }
-                let c = c.get();
-                let run = &idx[from as usize..to as usize];
-                let j = run.partition_point(|&x| x < c);
-                if j == 0 {
-                    continue;
-                }
-                let w = run[j - 1];
-                if sc.is_some_and(|sc| w < sc[s as usize].get()) {
-                    continue; // in the source's past: before it already
-                }
-                if after_source(pos, sess_txns[s as usize][w as usize], src) {
-                    return false;
-                }
+            // Writers in the source's past are before it already.
+            let ok = writers.latest_between(key, &row, sc, |s, w| {
+                !after_source(pos, sess_txns[s as usize][w as usize], src)
+            });
+            if !ok {
+                return false;
             }
         }
         clocks.release(&ps, cx.last_use, i);
         if cx.last_use[t as usize] != NONE && !clocks.keep(t, &row) {
             return false;
         }
+    }
+    true
+}
+
+/// Vector clocks, all kept (`co.len() × sessions` entries), then one walk
+/// per key. For key `x`, `next[s]` is the in-session index of session
+/// `s`'s first writer of `x` that the walk has not passed (or never). A
+/// read of `x` from `src` holds exactly when, once the walk has passed
+/// `src` (at once, for the initial version), no session's writer of `x`
+/// at or after `next` is in the reader's past: `clock[s] <= next[s]` for
+/// every `s`, as a session's writers of `x` commit in session order.
+fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> bool {
+    let (prep, co, pos) = (cx.prep, cx.co, cx.pos);
+    let k = prep.ns;
+    // Each committed transaction's index in its session.
+    let mut sidx = vec![NONE; pos.len()];
+    let mut count = vec![0u32; k];
+    for &t in co {
+        let s = prep.sess[t as usize] as usize;
+        sidx[t as usize] = count[s];
+        count[s] += 1;
+    }
+    // Every clock, by co position.
+    let mut clocks: Vec<T> = vec![T::default(); co.len() * k];
+    let mut ps: Vec<u32> = Vec::new();
+    for (i, &t) in co.iter().enumerate() {
+        preds(t, &mut ps);
+        let (done, row) = clocks.split_at_mut(i * k);
+        let row = &mut row[..k];
+        for &p in &ps {
+            let s = prep.sess[p as usize] as usize;
+            let tick = T::of(sidx[p as usize] + 1);
+            if row[s] >= tick {
+                continue; // `p` and its whole past are in already
+            }
+            let at = pos[p as usize] as usize * k;
+            for (r, &v) in row.iter_mut().zip(&done[at..at + k]) {
+                *r = (*r).max(v);
+            }
+            row[s] = tick;
+        }
+    }
+    // Writers and reads by key, in commit order (a read by its source's).
+    let mut writes: Vec<(u32, u32)> = Vec::new(); // (key, co position)
+    let mut reads: Vec<(u32, u32, u32)> = Vec::new(); // (key, 1 + source's co position or 0, reader's)
+    for (i, &t) in co.iter().enumerate() {
+        writes.extend(prep.wkeys(t).iter().map(|&x| (x, i as u32)));
+        for &(x, src) in prep.evs(t as usize) {
+            let from = if src == INIT {
+                0
+            } else {
+                pos[src as usize] + 1
+            };
+            reads.push((x, from, i as u32));
+        }
+    }
+    writes.sort_unstable();
+    reads.sort_unstable();
+    let never = T::never();
+    let mut next = vec![never; k];
+    let mut after: Vec<T> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    let (mut w, mut r) = (0, 0);
+    while r < reads.len() {
+        let x = reads[r].0;
+        while w < writes.len() && writes[w].0 < x {
+            w += 1;
+        }
+        let mine = {
+            let from = w;
+            while w < writes.len() && writes[w].0 == x {
+                w += 1;
+            }
+            &writes[from..w]
+        };
+        // Before any writer: each session's first. After writer j: its
+        // session's next one (`after[j]`).
+        after.clear();
+        after.resize(mine.len(), never);
+        for (j, &(_, i)) in mine.iter().enumerate().rev() {
+            let t = co[i as usize] as usize;
+            let s = prep.sess[t] as usize;
+            after[j] = next[s];
+            next[s] = T::of(sidx[t]);
+            touched.push(s as u32);
+        }
+        let mut passed = 0;
+        while r < reads.len() && reads[r].0 == x {
+            let (_, from, reader) = reads[r];
+            // Pass the writers up to and including the source.
+            while passed < mine.len() && mine[passed].1 < from {
+                let t = co[mine[passed].1 as usize] as usize;
+                next[prep.sess[t] as usize] = after[passed];
+                passed += 1;
+            }
+            let clock = &clocks[reader as usize * k..][..k];
+            let late = clock
+                .iter()
+                .zip(&next)
+                .fold(false, |acc, (c, n)| acc | (c > n));
+            if late {
+                return false;
+            }
+            r += 1;
+        }
+        for &s in &touched {
+            next[s as usize] = never;
+        }
+        touched.clear();
     }
     true
 }

@@ -306,7 +306,8 @@ mod tests {
     use checkers_testkit::{random_history, GenConfig};
 
     /// The linear check accepts exactly the orders the general check
-    /// accepts, at each level (cc both ways: per-key rows and clocks): the
+    /// accepts, at each level (cc every way: per-key rows, clocks walked
+    /// key by key, clocks searched per read): the
     /// checker's witnesses, and those with two neighbours swapped or
     /// shuffled.
     #[test]
@@ -321,13 +322,15 @@ mod tests {
             per_read_stale: 0.3,
             ..GenConfig::default()
         };
-        for (level, clocks) in [
-            (Level::Rc, None),
-            (Level::Ra, None),
-            (Level::Cc, Some(false)),
-            (Level::Cc, Some(true)),
+        for (level, clocks, walk) in [
+            (Level::Rc, None, true),
+            (Level::Ra, None, true),
+            (Level::Cc, Some(false), true),
+            (Level::Cc, Some(true), true),
+            (Level::Cc, Some(true), false),
         ] {
             CC_CLOCKS.with(|f| f.set(clocks));
+            cc::KEY_WALK.with(|w| w.set(walk));
             let mut rng = rand::rngs::StdRng::seed_from_u64(0x7c);
             let (mut accepted, mut rejected) = (0, 0);
             for _ in 0..4000 {
@@ -355,7 +358,7 @@ mod tests {
                     assert_eq!(
                         fast,
                         general.is_ok(),
-                        "{level} (clocks {clocks:?}): {h:?}\nco {co:?}: {general:?}"
+                        "{level} (clocks {clocks:?}, walk {walk}): {h:?}\nco {co:?}: {general:?}"
                     );
                     if fast {
                         accepted += 1;
@@ -371,5 +374,6 @@ mod tests {
             );
         }
         CC_CLOCKS.with(|f| f.set(None));
+        cc::KEY_WALK.with(|w| w.set(true));
     }
 }

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use crate::index::INIT;
 
 use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
+use crate::session_writes::{narrow_fits, ClockEntry, SessionWrites};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
@@ -38,79 +39,19 @@ pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
     (preds, succs)
 }
 
-/// A clock entry: 1 + a position in a session (0: none of the session).
-/// `i16` when every session is short enough, since the join (an
-/// element-wise max) then vectorizes to 8 lanes even on baseline x86-64
-/// (`pmaxsw`; unsigned and 32-bit max need SSE4.1).
-trait Tick: Copy + Ord + Default {
-    fn of(x: u32) -> Self;
-    fn get(self) -> u32;
-}
-
-impl Tick for i16 {
-    fn of(x: u32) -> Self {
-        x as i16
-    }
-    fn get(self) -> u32 {
-        self as u32
-    }
-}
-
-impl Tick for u32 {
-    fn of(x: u32) -> Self {
-        x
-    }
-    fn get(self) -> u32 {
-        self
-    }
-}
-
-/// Each key's committed writers by session, positions ascending: the
-/// segments (session, from, to) of `wpos`. Which of them are in a causal
-/// past is read off the clock, so this is built up front.
-struct Writers {
-    seg_start: Vec<u32>,
-    segs: Vec<(u32, u32, u32)>,
-    wpos: Vec<u32>,
-}
-
-impl Writers {
-    fn new(cx: &Ctx) -> Writers {
-        let ix = cx.ix;
-        let mut triples: Vec<(u32, u32, u32)> = Vec::new(); // (key, session, position)
-        for t in ix.committed_txns() {
-            for w in ix.writes(t) {
-                triples.push((w.key, cx.sess_of[t as usize], cx.pos_of[t as usize]));
-            }
-        }
-        triples.sort_unstable();
-        let wpos: Vec<u32> = triples.iter().map(|t| t.2).collect();
-        let nk = ix.keys.len();
-        let mut seg_start = vec![0u32; nk + 1];
-        let mut segs: Vec<(u32, u32, u32)> = Vec::new();
-        let mut i = 0;
-        for (key, start) in seg_start.iter_mut().enumerate().take(nk) {
-            *start = segs.len() as u32;
-            while i < triples.len() && triples[i].0 == key as u32 {
-                let (s, from) = (triples[i].1, i);
-                while i < triples.len() && triples[i].0 == key as u32 && triples[i].1 == s {
-                    i += 1;
-                }
-                segs.push((s, from as u32, i as u32));
-            }
-        }
-        seg_start[nk] = segs.len() as u32;
-        Writers {
-            seg_start,
-            segs,
-            wpos,
+/// Each key's committed writers by session, positions ascending. Which
+/// of them are in a causal past is read off the clock, so this is built
+/// up front.
+fn writers(cx: &Ctx, narrow: bool) -> SessionWrites {
+    let ix = cx.ix;
+    let mut triples: Vec<(u32, u32, u32)> = Vec::new(); // (key, session, position)
+    for t in ix.committed_txns() {
+        for w in ix.writes(t) {
+            triples.push((w.key, cx.sess_of[t as usize], cx.pos_of[t as usize]));
         }
     }
-
-    /// The segments of key `x`.
-    fn of(&self, x: u32) -> &[(u32, u32, u32)] {
-        &self.segs[self.seg_start[x as usize] as usize..self.seg_start[x as usize + 1] as usize]
-    }
+    let lens: Vec<usize> = ix.sessions.iter().map(Vec::len).collect();
+    SessionWrites::new(ix.keys.len(), &lens, triples, narrow)
 }
 
 /// cc: vector clocks in a topological order of `so ∪ wr`. When `so ∪ wr`
@@ -118,14 +59,233 @@ impl Writers {
 /// added. False when the limit is hit first.
 pub(super) fn cc_edges(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let longest = cx.ix.sessions.iter().map(Vec::len).max().unwrap_or(0);
-    if longest < i16::MAX as usize {
-        clocks::<i16>(cx, out, limit)
-    } else {
-        clocks::<u32>(cx, out, limit)
+    #[cfg(test)]
+    let walk = KEY_WALK.with(|w| w.get());
+    #[cfg(not(test))]
+    let walk = true;
+    let stored = walk && cx.ix.len().saturating_mul(cx.ix.sessions.len()) <= MAX_STORED_CELLS;
+    match (narrow_fits(longest), stored) {
+        (true, true) => key_walk::<i16>(cx, out, limit),
+        (false, true) => key_walk::<u32>(cx, out, limit),
+        (true, false) => clocks::<i16>(cx, out, limit),
+        (false, false) => clocks::<u32>(cx, out, limit),
     }
 }
 
-fn clocks<T: Tick>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
+#[cfg(test)]
+thread_local! {
+    /// Tests: false forces [`clocks`] where [`key_walk`] would do.
+    pub(super) static KEY_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// [`key_walk`] keeps every transaction's clock: up to this many entries
+/// (128 MB of `i16`); past it, [`clocks`] frees them as it goes.
+const MAX_STORED_CELLS: usize = 64 << 20;
+
+/// Every clock, in a topological order `τ` of `so ∪ wr`, then one walk per
+/// key over its writers in `τ` order, keeping per session `s` the position
+/// `next[s]` of its first writer of `x` not yet passed and `last[s]`, 1 +
+/// that of the last one passed (0: none). For a read of `x` by `t3` from
+/// `t2`, once the walk has passed `t2`: a session's latest writer of `x`
+/// in `t3`'s past is outside `t2`'s past (a forced edge) if it is at or
+/// after `next[s]` (after `t2` in `τ`, so not in its past), which needs
+/// `next[s] < hi[s]`; or else a passed one, which needs `last[s] > lo[s]`
+/// (`hi`, `lo`: the clocks of `t3`, `t2`). One SIMD pass over the
+/// sessions flags those, and only they are searched. Same edges as
+/// [`clocks`].
+fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
+    let ix = cx.ix;
+    let n = ix.len();
+    let k = ix.sessions.len();
+    let (preds, succs) = causal_edges(cx);
+    let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
+    let mut queue: VecDeque<u32> = ix
+        .committed_txns()
+        .filter(|&t| indeg[t as usize] == 0)
+        .collect();
+    // τ positions (NONE: on or after a cycle of so ∪ wr) and clocks.
+    let mut tpos = vec![NONE; n];
+    let mut order: Vec<u32> = Vec::new();
+    let mut clocks: Vec<T> = Vec::new();
+    while let Some(t3) = queue.pop_front() {
+        let i = order.len();
+        if (i as u32 + 1).is_multiple_of(LIMIT_EVERY) && limit.hit() {
+            return false;
+        }
+        tpos[t3 as usize] = i as u32;
+        order.push(t3);
+        clocks.resize((i + 1) * k, T::default());
+        let (done, vc) = clocks.split_at_mut(i * k);
+        for &p in preds.of(t3) {
+            let s = cx.sess_of[p as usize] as usize;
+            let tick = T::of(cx.pos_of[p as usize] + 1);
+            if vc[s] >= tick {
+                continue; // `p` and its whole past are in already
+            }
+            let at = tpos[p as usize] as usize * k;
+            for (a, &b) in vc.iter_mut().zip(&done[at..at + k]) {
+                *a = (*a).max(b);
+            }
+            vc[s] = tick;
+        }
+        for &s in succs.of(t3) {
+            indeg[s as usize] -= 1;
+            if indeg[s as usize] == 0 {
+                queue.push_back(s);
+            }
+        }
+    }
+    let writers = writers(cx, false);
+    // Writers and reads by key in τ order (a read by its source's).
+    let mut writes: Vec<(u32, u32)> = Vec::new(); // (key, τ position)
+    let mut reads: Vec<(u32, u32, u32)> = Vec::new(); // (key, 1 + source's τ or 0, reader's τ)
+    for (i, &t) in order.iter().enumerate() {
+        writes.extend(ix.writes(t).iter().map(|w| (w.key, i as u32)));
+        for r in ix.reads(t) {
+            let from = if r.writer == INIT {
+                0
+            } else {
+                tpos[r.writer as usize] + 1
+            };
+            reads.push((r.key, from, i as u32));
+        }
+    }
+    writes.sort_unstable();
+    reads.sort_unstable();
+    let never = T::never();
+    let zeros = vec![T::default(); k];
+    let mut next = vec![never; k];
+    let mut last = vec![T::default(); k];
+    let mut after: Vec<T> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    let mut flagged: Vec<u32> = Vec::new();
+    let (mut w, mut r) = (0, 0);
+    while r < reads.len() {
+        let x = reads[r].0;
+        while w < writes.len() && writes[w].0 < x {
+            w += 1;
+        }
+        let from = w;
+        while w < writes.len() && writes[w].0 == x {
+            w += 1;
+        }
+        let mine = &writes[from..w];
+        after.clear();
+        after.resize(mine.len(), never);
+        for (j, &(_, i)) in mine.iter().enumerate().rev() {
+            let t = order[i as usize] as usize;
+            let s = cx.sess_of[t] as usize;
+            after[j] = next[s];
+            next[s] = T::of(cx.pos_of[t]);
+            touched.push(s as u32);
+        }
+        let mut passed = 0;
+        while r < reads.len() && reads[r].0 == x {
+            if (r as u32 + 1).is_multiple_of(LIMIT_EVERY) && limit.hit() {
+                return false;
+            }
+            let (_, src, reader) = reads[r];
+            if let Some(&(_, src, reader)) = reads.get(r + AHEAD) {
+                // The clocks a later read compares are far apart in memory:
+                // ask for them now.
+                prefetch(&clocks[reader as usize * k..][..k]);
+                if src > 0 {
+                    prefetch(&clocks[(src as usize - 1) * k..][..k]);
+                }
+            }
+            r += 1;
+            while passed < mine.len() && mine[passed].1 < src {
+                let t = order[mine[passed].1 as usize] as usize;
+                let s = cx.sess_of[t] as usize;
+                next[s] = after[passed];
+                last[s] = T::of(cx.pos_of[t] + 1);
+                passed += 1;
+            }
+            let hi = &clocks[reader as usize * k..][..k];
+            let t2 = if src == 0 {
+                INIT
+            } else {
+                order[src as usize - 1]
+            };
+            let lo = if src == 0 {
+                &zeros[..]
+            } else {
+                &clocks[(src as usize - 1) * k..][..k]
+            };
+            flagged.clear();
+            flag(hi, lo, &next, &last, &mut flagged);
+            let t3 = order[reader as usize];
+            let (s2, p2) = match t2 {
+                INIT => (NONE, NONE),
+                _ => (cx.sess_of[t2 as usize], cx.pos_of[t2 as usize]),
+            };
+            for &s in &flagged {
+                let Some(p1) = writers.latest_below(x, s, hi[s as usize].get()) else {
+                    continue;
+                };
+                if p1 < lo[s as usize].get() || (s == s2 && p1 == p2) {
+                    continue; // in t2's past, or t2 itself
+                }
+                let t1 = ix.sessions[s as usize][p1 as usize];
+                out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
+            }
+        }
+        for &s in &touched {
+            next[s as usize] = never;
+            last[s as usize] = T::default();
+        }
+        touched.clear();
+    }
+    true
+}
+
+/// How many reads ahead [`key_walk`] prefetches clocks.
+const AHEAD: usize = 4;
+
+/// Asks the cache for `row` (a hint: no effect on results).
+fn prefetch<T>(row: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(row);
+        let p = row.as_ptr() as *const i8;
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch is a hint that never faults, whatever the
+            // address; SSE is part of every x86-64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
+}
+
+/// The sessions where [`key_walk`] may find a forced edge: `next[s] <
+/// hi[s]`, or `last[s] > lo[s]` with `hi[s] > lo[s]`. Blocks of lanes
+/// without one are skipped after one branch-free pass.
+fn flag<T: ClockEntry>(hi: &[T], lo: &[T], next: &[T], last: &[T], out: &mut Vec<u32>) {
+    const LANES: usize = 16;
+    let k = hi.len();
+    let mut base = 0;
+    while base < k {
+        let m = LANES.min(k - base);
+        let (h, l) = (&hi[base..base + m], &lo[base..base + m]);
+        let (nx, ls) = (&next[base..base + m], &last[base..base + m]);
+        let mut any = false;
+        for q in 0..m {
+            any |= (nx[q] < h[q]) | ((ls[q] > l[q]) & (h[q] > l[q]));
+        }
+        if any {
+            for q in 0..m {
+                if (nx[q] < h[q]) | ((ls[q] > l[q]) & (h[q] > l[q])) {
+                    out.push((base + q) as u32);
+                }
+            }
+        }
+        base += m;
+    }
+}
+
+fn clocks<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let ix = cx.ix;
     let n = ix.len();
     let k = ix.sessions.len();
@@ -136,7 +296,7 @@ fn clocks<T: Tick>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
         .committed_txns()
         .filter(|&t| indeg[t as usize] == 0)
         .collect();
-    let writers = Writers::new(cx);
+    let writers = writers(cx, T::narrow(&[]).is_some());
     // Clocks, in slots of an arena: entry s is 1 + the position of the
     // latest transaction of session s in the causal past (0: none). A
     // slot is freed once the last successor has used it.
@@ -176,29 +336,14 @@ fn clocks<T: Tick>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
                 let at = &arena[at..at + k];
                 (Some(at), cx.sess_of[t2 as usize], cx.pos_of[t2 as usize])
             };
-            for &(s, from, to) in writers.of(x) {
-                let c = vc[s as usize];
-                if c == T::default() || c2.is_some_and(|c2| c <= c2[s as usize]) {
-                    // No writer of session s in t3's past that is not in
-                    // t2's already.
-                    continue;
+            writers.latest_between(x, &vc, c2, |s, p1| {
+                if !(s == s2 && p1 == p2) {
+                    // t1 is not t2, nor in its causal past: forced before it.
+                    let t1 = ix.sessions[s as usize][p1 as usize];
+                    out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
                 }
-                let c = c.get();
-                let ps = &writers.wpos[from as usize..to as usize];
-                let i = ps.partition_point(|&p| p < c);
-                if i == 0 {
-                    continue;
-                }
-                let p1 = ps[i - 1];
-                if s == s2 && p1 == p2 {
-                    continue; // t1 is t2
-                }
-                if c2.is_some_and(|c2| c2[s as usize].get() > p1) {
-                    continue; // t1 is in t2's causal past already
-                }
-                let t1 = ix.sessions[s as usize][p1 as usize];
-                out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
-            }
+                true
+            });
         }
         for &p in preds.of(t3) {
             remaining[p as usize] -= 1;
@@ -237,11 +382,15 @@ mod tests {
 
     /// The forced edges and initial-version violations with clock entries
     /// of type `T`.
-    fn edges<T: Tick>(ix: &Index) -> (Vec<(u32, u32, u32, u32)>, usize) {
+    fn edges<T: ClockEntry>(ix: &Index, walk: bool) -> (Vec<(u32, u32, u32, u32)>, usize) {
         let cx = Ctx::new(ix, None);
         let mut b: GraphBuilder<WLabel> = GraphBuilder::new(ix.len());
         let mut out = Forced::new(&mut b);
-        clocks::<T>(&cx, &mut out, Limit::default());
+        if walk {
+            key_walk::<T>(&cx, &mut out, Limit::default());
+        } else {
+            clocks::<T>(&cx, &mut out, Limit::default());
+        }
         let count = out.init_count;
         let g = b.build();
         let mut out: Vec<_> = (0..g.node_count() as u32)
@@ -255,10 +404,10 @@ mod tests {
         (out, count)
     }
 
-    /// The `i16` clocks (sessions shorter than 32767) and the `u32` ones
-    /// force the same edges.
+    /// The `i16` clocks (sessions shorter than 32767) and the `u32` ones,
+    /// searched per read or walked key by key, force the same edges.
     #[test]
-    fn narrow_and_wide_clocks_agree() {
+    fn narrow_and_wide_clocks_searched_or_walked_agree() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0xcc);
         let cfg = GenConfig {
             max_txns: 12,
@@ -273,8 +422,10 @@ mod tests {
         for _ in 0..3000 {
             let h = random_history(&mut rng, &cfg);
             let ix = Index::new(&h);
-            let narrow = edges::<i16>(&ix);
-            assert_eq!(narrow, edges::<u32>(&ix));
+            let narrow = edges::<i16>(&ix, false);
+            assert_eq!(narrow, edges::<u32>(&ix, false));
+            assert_eq!(narrow, edges::<i16>(&ix, true));
+            assert_eq!(narrow, edges::<u32>(&ix, true));
             forced += narrow.0.len();
         }
         assert!(forced > 1000, "too few forced edges to compare: {forced}");

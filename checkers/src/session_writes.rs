@@ -1,0 +1,441 @@
+//! Each key's writes, per session, laid out for one question that causal
+//! consistency asks of every read: given the reader's vector clock `hi`
+//! and its source's `lo` (entry `s`: how many of session `s`'s
+//! transactions each has in its causal past), which sessions wrote the
+//! key in between, and where is the latest such write?
+//!
+//! Both cc's decision (`decide/weak/cc.rs`) and its certificate
+//! (`certify/plain/cc.rs`) ask it, once for each session that wrote the
+//! read's key: reads × writing sessions. With hundreds of sessions and a
+//! few writes of a key in each, a search per session is mostly branch
+//! misses. So a key with few writes per session is also kept *dense*:
+//! row `j` holds, for every session, the index of its `j`-th write of the
+//! key (or `i16::MAX`), and the test `lo[s] <= row[j][s] < hi[s]` runs on
+//! all sessions at once, in SIMD lanes; only the sessions it picks are
+//! looked at one by one. A key with many writes per session (a hot key,
+//! read most) gets a table of counts instead: per session and block of
+//! [`BLOCK`] transactions, how many of the session's writes of the key
+//! come before the block, so the search is one load (from a table small
+//! enough to stay in cache) and a step or two. The rest (a memory budget
+//! caps both forms) keep the per-session binary search.
+
+/// No dense rows.
+const NONE: u32 = u32::MAX;
+
+/// A vector clock entry (a count of a session's transactions): `i16` when
+/// sessions are short enough, as its element-wise max and compares
+/// vectorize on baseline x86-64, else `u32`.
+pub(crate) trait ClockEntry: Copy + Ord + Default {
+    /// The entry counting `x` transactions.
+    fn of(x: u32) -> Self;
+    /// The count.
+    fn get(self) -> u32;
+    /// The clock as `i16` lanes, for the dense test; `None` when wider.
+    fn narrow(clock: &[Self]) -> Option<&[i16]>;
+    /// Above every entry of a clock.
+    fn never() -> Self;
+}
+
+impl ClockEntry for i16 {
+    fn of(x: u32) -> Self {
+        x as i16
+    }
+    fn get(self) -> u32 {
+        self as u32
+    }
+    fn narrow(clock: &[Self]) -> Option<&[i16]> {
+        Some(clock)
+    }
+    fn never() -> Self {
+        i16::MAX
+    }
+}
+
+impl ClockEntry for u32 {
+    fn of(x: u32) -> Self {
+        x
+    }
+    fn get(self) -> u32 {
+        self
+    }
+    fn narrow(_: &[Self]) -> Option<&[i16]> {
+        None
+    }
+    fn never() -> Self {
+        u32::MAX
+    }
+}
+
+/// True when every session is short enough for `i16` clock entries (and
+/// for `i16::MAX` to stay above every entry, as dense padding).
+pub(crate) fn narrow_fits(longest_session: usize) -> bool {
+    longest_session < i16::MAX as usize - 1
+}
+
+/// A key is kept dense only while its rows stay this few.
+const MAX_DEPTH: usize = 16;
+
+/// Dense rows, over all keys, stop at this many cells (64 MB).
+const MAX_DENSE_CELLS: usize = 32 << 20;
+
+/// Count tables, over all keys, stop at this many cells (64 MB).
+const MAX_COUNT_CELLS: usize = 32 << 20;
+
+/// A count table has one entry per this many transactions of a session
+/// (a power of two: [`BLOCK_SHIFT`]).
+const BLOCK: usize = 1 << BLOCK_SHIFT;
+const BLOCK_SHIFT: u32 = 4;
+
+/// Lanes tested together: wide enough for the compiler's SIMD, small
+/// enough to keep the per-lane flags in registers.
+const LANES: usize = 16;
+
+/// How many writes a key has.
+fn idx_len(runs: &[(u32, u32, u32)], k: &KeyAt) -> u32 {
+    let (from, to) = k.runs;
+    if from == to {
+        return 0;
+    }
+    runs[to as usize - 1].2 - runs[from as usize].1
+}
+
+/// Where one key's writes are.
+#[derive(Clone, Copy)]
+struct KeyAt {
+    /// Its runs, `runs[from..to]`.
+    runs: (u32, u32),
+    /// Its first dense row in `dense` (in cells), or [`NONE`].
+    dense: u32,
+    /// How many dense rows (its most writes in one session).
+    depth: u32,
+    /// Its count table in `counts` (in cells), or [`NONE`].
+    counts: u32,
+}
+
+/// Each key's writes per session: in-session indices, ascending.
+pub(crate) struct SessionWrites {
+    sessions: usize,
+    keys: Vec<KeyAt>,
+    /// (session, from, to) into `idx`, per key by session.
+    runs: Vec<(u32, u32, u32)>,
+    idx: Vec<u32>,
+    dense: Vec<i16>,
+    /// Where each session's entries start in a key's count table (entry
+    /// `b` of session `s`: its writes of the key with index below
+    /// `b * BLOCK`).
+    count_base: Vec<u32>,
+    counts: Vec<u16>,
+}
+
+impl SessionWrites {
+    /// From `(key, session, index in session)` triples of every write of
+    /// `nk` keys by sessions of `session_lens` transactions (sorted here).
+    /// `narrow`: the callers' clocks are `i16`, so dense rows may be used.
+    pub(crate) fn new(
+        nk: usize,
+        session_lens: &[usize],
+        mut triples: Vec<(u32, u32, u32)>,
+        narrow: bool,
+    ) -> SessionWrites {
+        let sessions = session_lens.len();
+        triples.sort_unstable();
+        let idx: Vec<u32> = triples.iter().map(|t| t.2).collect();
+        let mut keys = Vec::with_capacity(nk);
+        let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+        let mut dense: Vec<i16> = Vec::new();
+        let mut i = 0;
+        for key in 0..nk as u32 {
+            let first = runs.len() as u32;
+            let mut depth = 0;
+            while i < triples.len() && triples[i].0 == key {
+                let (s, from) = (triples[i].1, i);
+                while i < triples.len() && triples[i].0 == key && triples[i].1 == s {
+                    i += 1;
+                }
+                runs.push((s, from as u32, i as u32));
+                depth = depth.max(i - from);
+            }
+            let mine = &runs[first as usize..];
+            // Dense when its rows are few, and cheaper than searching
+            // each of its sessions (about 50 lanes a search).
+            let cells = depth * sessions;
+            let worth = depth <= MAX_DEPTH && cells <= 50 * mine.len();
+            let at = if narrow && worth && dense.len() + cells <= MAX_DENSE_CELLS {
+                let at = dense.len();
+                dense.resize(at + cells, i16::MAX);
+                for &(s, from, to) in mine {
+                    for (j, &w) in idx[from as usize..to as usize].iter().enumerate() {
+                        dense[at + j * sessions + s as usize] = w as i16;
+                    }
+                }
+                at as u32
+            } else {
+                NONE
+            };
+            keys.push(KeyAt {
+                runs: (first, runs.len() as u32),
+                dense: at,
+                depth: depth as u32,
+                counts: NONE,
+            });
+        }
+        let mut count_base = Vec::with_capacity(sessions + 1);
+        let mut width = 0usize;
+        for &len in session_lens {
+            count_base.push(width as u32);
+            width += len / BLOCK + 1;
+        }
+        // Count tables for the keys left to search, most writes first.
+        let writes = |k: &KeyAt| idx_len(&runs, k);
+        let mut deep: Vec<u32> = (0..nk as u32)
+            .filter(|&x| keys[x as usize].dense == NONE && keys[x as usize].depth > 4)
+            .filter(|&x| keys[x as usize].depth <= u16::MAX as u32)
+            .collect();
+        deep.sort_unstable_by_key(|&x| std::cmp::Reverse(writes(&keys[x as usize])));
+        let mut counts: Vec<u16> = Vec::new();
+        for x in deep {
+            if counts.len() + width > MAX_COUNT_CELLS || width >= NONE as usize {
+                break;
+            }
+            let at = counts.len();
+            counts.resize(at + width, 0);
+            let (from, to) = keys[x as usize].runs;
+            for &(s, a, b) in &runs[from as usize..to as usize] {
+                let base = at + count_base[s as usize] as usize;
+                let table = &mut counts[base..base + session_lens[s as usize] / BLOCK + 1];
+                let run = &idx[a as usize..b as usize];
+                for (block, cell) in table.iter_mut().enumerate() {
+                    *cell = run.partition_point(|&w| (w as usize) < block * BLOCK) as u16;
+                }
+            }
+            keys[x as usize].counts = at as u32;
+        }
+        SessionWrites {
+            sessions,
+            keys,
+            runs,
+            idx,
+            dense,
+            count_base,
+            counts,
+        }
+    }
+
+    /// Calls `found(s, w)`, sessions ascending, for each session `s` whose
+    /// latest write of key `x` below `hi[s]` has index `w >= lo[s]` (`lo`:
+    /// `None` for zeros). Stops, false, at the first `found` that says
+    /// false.
+    pub(crate) fn latest_between<T: ClockEntry>(
+        &self,
+        x: u32,
+        hi: &[T],
+        lo: Option<&[T]>,
+        mut found: impl FnMut(u32, u32) -> bool,
+    ) -> bool {
+        let at = self.keys[x as usize];
+        if at.dense != NONE {
+            if let Some(hi) = T::narrow(hi) {
+                let lo = lo.map(|lo| T::narrow(lo).expect("one clock type"));
+                return self.dense_between(at, hi, lo, found);
+            }
+        }
+        for &(s, from, to) in &self.runs[at.runs.0 as usize..at.runs.1 as usize] {
+            let c = hi[s as usize];
+            if c == T::default() || lo.is_some_and(|lo| c <= lo[s as usize]) {
+                continue; // nothing of session s beyond lo
+            }
+            let run = &self.idx[from as usize..to as usize];
+            let j = if at.counts != NONE {
+                let base = at.counts as usize + self.count_base[s as usize] as usize;
+                let mut j = self.counts[base + (c.get() >> BLOCK_SHIFT) as usize] as usize;
+                while j < run.len() && run[j] < c.get() {
+                    j += 1;
+                }
+                j
+            } else {
+                run.partition_point(|&w| w < c.get())
+            };
+            if j == 0 {
+                continue;
+            }
+            let w = run[j - 1];
+            if lo.is_some_and(|lo| w < lo[s as usize].get()) {
+                continue;
+            }
+            if !found(s, w) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The index of session `s`'s latest write of key `x` below `c`.
+    pub(crate) fn latest_below(&self, x: u32, s: u32, c: u32) -> Option<u32> {
+        let at = self.keys[x as usize];
+        let runs = &self.runs[at.runs.0 as usize..at.runs.1 as usize];
+        let i = runs.binary_search_by_key(&s, |r| r.0).ok()?;
+        let (_, from, to) = runs[i];
+        let run = &self.idx[from as usize..to as usize];
+        let j = run.partition_point(|&w| w < c);
+        (j > 0).then(|| run[j - 1])
+    }
+
+    /// [`latest_between`](Self::latest_between) on a dense key.
+    fn dense_between(
+        &self,
+        at: KeyAt,
+        hi: &[i16],
+        lo: Option<&[i16]>,
+        mut found: impl FnMut(u32, u32) -> bool,
+    ) -> bool {
+        let k = self.sessions;
+        let rows = &self.dense[at.dense as usize..][..at.depth as usize * k];
+        let zeros = [0i16; LANES];
+        let mut base = 0;
+        while base < k {
+            let lanes = LANES.min(k - base);
+            let h = &hi[base..base + lanes];
+            let l = lo.map_or(&zeros[..lanes], |lo| &lo[base..base + lanes]);
+            // Per lane: 1 when some row's write is in [lo, hi).
+            let mut hit = [0i16; LANES];
+            if lanes == LANES {
+                let (h, l): (&[i16; LANES], &[i16; LANES]) =
+                    (h.try_into().unwrap(), l.try_into().unwrap());
+                for row in rows.chunks_exact(k) {
+                    let r: &[i16; LANES] = row[base..base + LANES].try_into().unwrap();
+                    for q in 0..LANES {
+                        hit[q] |= ((r[q] >= l[q]) & (r[q] < h[q])) as i16;
+                    }
+                }
+            } else {
+                for row in rows.chunks_exact(k) {
+                    for q in 0..lanes {
+                        let w = row[base + q];
+                        hit[q] |= ((w >= l[q]) & (w < h[q])) as i16;
+                    }
+                }
+            }
+            if hit.iter().any(|&b| b != 0) {
+                for q in (0..lanes).filter(|&q| hit[q] != 0) {
+                    let s = base + q;
+                    // Rows ascend per session: the last one below hi.
+                    let w = rows
+                        .chunks_exact(k)
+                        .map(|row| row[s])
+                        .take_while(|&w| w < hi[s])
+                        .last()
+                        .expect("a hit lane has a write below hi");
+                    if !found(s as u32, w as u32) {
+                        return false;
+                    }
+                }
+            }
+            base += lanes;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+
+    /// What [`SessionWrites::latest_between`] must say, by brute force.
+    fn expected(
+        triples: &[(u32, u32, u32)],
+        x: u32,
+        hi: &[u32],
+        lo: Option<&[u32]>,
+    ) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for s in 0..hi.len() as u32 {
+            let latest = triples
+                .iter()
+                .filter(|t| t.0 == x && t.1 == s && t.2 < hi[s as usize])
+                .map(|t| t.2)
+                .max();
+            if let Some(w) = latest {
+                if lo.is_none_or(|lo| w >= lo[s as usize]) {
+                    out.push((s, w));
+                }
+            }
+        }
+        out
+    }
+
+    /// Dense keys, counted keys, searched keys, and clocks of both widths give the
+    /// brute-force answer, over session counts around the lane width.
+    #[test]
+    fn dense_and_searched_keys_agree_with_brute_force() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5e55);
+        let (mut dense_keys, mut counted_keys) = (0, 0);
+        for round in 0..400 {
+            let sessions = [1, 3, 15, 16, 17, 40][round % 6];
+            let nk = rng.random_range(1..6);
+            let per_session = rng.random_range(1..30u32);
+            let mut triples = Vec::new();
+            for s in 0..sessions as u32 {
+                for i in 0..per_session {
+                    if rng.random_bool(0.3) {
+                        triples.push((rng.random_range(0..nk as u32), s, i));
+                    }
+                }
+            }
+            let lens = vec![per_session as usize; sessions];
+            let wide = SessionWrites::new(nk, &lens, triples.clone(), false);
+            let narrow = SessionWrites::new(nk, &lens, triples.clone(), true);
+            dense_keys += narrow.keys.iter().filter(|k| k.dense != NONE).count();
+            counted_keys += wide.keys.iter().filter(|k| k.counts != NONE).count();
+            for _ in 0..20 {
+                let x = rng.random_range(0..nk as u32);
+                let hi: Vec<u32> = (0..sessions)
+                    .map(|_| rng.random_range(0..=per_session))
+                    .collect();
+                let lo: Option<Vec<u32>> = rng
+                    .random_bool(0.7)
+                    .then(|| hi.iter().map(|&h| rng.random_range(0..=h)).collect());
+                let want = expected(&triples, x, &hi, lo.as_deref());
+                let mut got = Vec::new();
+                wide.latest_between(x, &hi, lo.as_deref(), |s, w| {
+                    got.push((s, w));
+                    true
+                });
+                assert_eq!(got, want);
+                for s in 0..sessions as u32 {
+                    let latest = triples
+                        .iter()
+                        .filter(|t| t.0 == x && t.1 == s && t.2 < hi[s as usize])
+                        .map(|t| t.2)
+                        .max();
+                    assert_eq!(wide.latest_below(x, s, hi[s as usize]), latest);
+                }
+                let hi16: Vec<i16> = hi.iter().map(|&v| v as i16).collect();
+                let lo16: Option<Vec<i16>> =
+                    lo.as_ref().map(|l| l.iter().map(|&v| v as i16).collect());
+                got.clear();
+                narrow.latest_between(x, &hi16, lo16.as_deref(), |s, w| {
+                    got.push((s, w));
+                    true
+                });
+                assert_eq!(got, want);
+                // Stopping at the first answer stops.
+                if !want.is_empty() {
+                    let mut calls = 0;
+                    let done = narrow.latest_between(x, &hi16, lo16.as_deref(), |_, _| {
+                        calls += 1;
+                        false
+                    });
+                    assert!(!done);
+                    assert_eq!(calls, 1);
+                }
+            }
+        }
+        assert!(dense_keys > 200, "too few dense keys tested: {dense_keys}");
+        assert!(
+            counted_keys > 200,
+            "too few counted keys tested: {counted_keys}"
+        );
+    }
+}
