@@ -336,6 +336,73 @@ impl SessionWrites {
     }
 }
 
+/// A write in a per-key walk: (key, the writer's position in the order).
+pub(crate) type WalkWrite = (u32, u32);
+
+/// A read in a per-key walk: (key, 1 + the source's position or 0, the
+/// reader's position).
+pub(crate) type WalkRead = (u32, u32, u32);
+
+/// The per-key walks of cc (`decide/weak/cc.rs`, `certify/plain/cc.rs`)
+/// share this: `writes` as (key, position in the walk's order) and
+/// `reads` as (key, 1 + the source's position or 0, the reader's), both
+/// sorted, cut into (writers, reads) of each key that is read.
+pub(crate) fn by_key<'a>(
+    writes: &'a [WalkWrite],
+    reads: &'a [WalkRead],
+) -> impl Iterator<Item = (&'a [WalkWrite], &'a [WalkRead])> {
+    let (mut w, mut r) = (0, 0);
+    std::iter::from_fn(move || {
+        let x = reads.get(r)?.0;
+        let rs = r;
+        while r < reads.len() && reads[r].0 == x {
+            r += 1;
+        }
+        while w < writes.len() && writes[w].0 < x {
+            w += 1;
+        }
+        let ws = w;
+        while w < writes.len() && writes[w].0 == x {
+            w += 1;
+        }
+        Some((&writes[ws..w], &reads[rs..r]))
+    })
+}
+
+/// Starts a key's walk over its writers `mine` (in walk order; `place`
+/// gives a writer's session and in-session index): sets `next[s]` to
+/// session `s`'s first writer and `after[j]` to the one after writer `j`
+/// in its session ([`ClockEntry::never`]: none), and lists the sessions
+/// set in `touched`, for [`end_walk`].
+pub(crate) fn start_walk<T: ClockEntry>(
+    mine: &[WalkWrite],
+    place: &impl Fn(u32) -> (usize, u32),
+    next: &mut [T],
+    after: &mut Vec<T>,
+    touched: &mut Vec<u32>,
+) {
+    after.clear();
+    after.resize(mine.len(), T::never());
+    for (j, &(_, i)) in mine.iter().enumerate().rev() {
+        let (s, idx) = place(i);
+        after[j] = next[s];
+        next[s] = T::of(idx);
+        touched.push(s as u32);
+    }
+}
+
+/// Ends a key's walk: `next` back to [`ClockEntry::never`] and `last` (if
+/// any) to zero where [`start_walk`] set them.
+pub(crate) fn end_walk<T: ClockEntry>(next: &mut [T], last: &mut [T], touched: &mut Vec<u32>) {
+    for &s in touched.iter() {
+        next[s as usize] = T::never();
+        if let Some(l) = last.get_mut(s as usize) {
+            *l = T::default();
+        }
+    }
+    touched.clear();
+}
+
 #[cfg(test)]
 mod tests {
     use rand::{RngExt, SeedableRng};

@@ -21,7 +21,7 @@ use super::super::certificate::{INIT, MAX_CLOCK_CELLS};
 use super::super::commit_order::CC_FEW_KEYS;
 use super::super::common::NONE;
 use super::{after_source, Prepared};
-use crate::session_writes::{narrow_fits, ClockEntry, SessionWrites};
+use crate::session_writes::{by_key, end_walk, narrow_fits, start_walk, ClockEntry, SessionWrites};
 
 /// True when every read of an ok transaction sees a version at least as
 /// new as every write of its key in the reader's causal past.
@@ -312,41 +312,22 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
     }
     writes.sort_unstable();
     reads.sort_unstable();
-    let never = T::never();
-    let mut next = vec![never; k];
+    let mut next = vec![T::never(); k];
     let mut after: Vec<T> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
-    let (mut w, mut r) = (0, 0);
-    while r < reads.len() {
-        let x = reads[r].0;
-        while w < writes.len() && writes[w].0 < x {
-            w += 1;
-        }
-        let mine = {
-            let from = w;
-            while w < writes.len() && writes[w].0 == x {
-                w += 1;
-            }
-            &writes[from..w]
-        };
+    for (mine, reads) in by_key(&writes, &reads) {
         // Before any writer: each session's first. After writer j: its
         // session's next one (`after[j]`).
-        after.clear();
-        after.resize(mine.len(), never);
-        for (j, &(_, i)) in mine.iter().enumerate().rev() {
+        let place = |i: u32| {
             let t = co[i as usize] as usize;
-            let s = prep.sess[t] as usize;
-            after[j] = next[s];
-            next[s] = T::of(sidx[t]);
-            touched.push(s as u32);
-        }
+            (prep.sess[t] as usize, sidx[t])
+        };
+        start_walk(mine, &place, &mut next, &mut after, &mut touched);
         let mut passed = 0;
-        while r < reads.len() && reads[r].0 == x {
-            let (_, from, reader) = reads[r];
+        for &(_, from, reader) in reads {
             // Pass the writers up to and including the source.
             while passed < mine.len() && mine[passed].1 < from {
-                let t = co[mine[passed].1 as usize] as usize;
-                next[prep.sess[t] as usize] = after[passed];
+                next[place(mine[passed].1).0] = after[passed];
                 passed += 1;
             }
             let clock = &clocks[reader as usize * k..][..k];
@@ -357,12 +338,8 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
             if late {
                 return false;
             }
-            r += 1;
         }
-        for &s in &touched {
-            next[s as usize] = never;
-        }
-        touched.clear();
+        end_walk(&mut next, &mut [], &mut touched);
     }
     true
 }

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use crate::index::INIT;
 
 use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
-use crate::session_writes::{narrow_fits, ClockEntry, SessionWrites};
+use crate::session_writes::{by_key, end_walk, narrow_fits, start_walk, ClockEntry, SessionWrites};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
@@ -152,40 +152,27 @@ fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     }
     writes.sort_unstable();
     reads.sort_unstable();
-    let never = T::never();
     let zeros = vec![T::default(); k];
-    let mut next = vec![never; k];
+    let mut next = vec![T::never(); k];
     let mut last = vec![T::default(); k];
     let mut after: Vec<T> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
     let mut flagged: Vec<u32> = Vec::new();
-    let (mut w, mut r) = (0, 0);
-    while r < reads.len() {
-        let x = reads[r].0;
-        while w < writes.len() && writes[w].0 < x {
-            w += 1;
-        }
-        let from = w;
-        while w < writes.len() && writes[w].0 == x {
-            w += 1;
-        }
-        let mine = &writes[from..w];
-        after.clear();
-        after.resize(mine.len(), never);
-        for (j, &(_, i)) in mine.iter().enumerate().rev() {
+    let mut seen = 0u32;
+    for (mine, reads_of_x) in by_key(&writes, &reads) {
+        let x = reads_of_x[0].0;
+        let place = |i: u32| {
             let t = order[i as usize] as usize;
-            let s = cx.sess_of[t] as usize;
-            after[j] = next[s];
-            next[s] = T::of(cx.pos_of[t]);
-            touched.push(s as u32);
-        }
+            (cx.sess_of[t] as usize, cx.pos_of[t])
+        };
+        start_walk(mine, &place, &mut next, &mut after, &mut touched);
         let mut passed = 0;
-        while r < reads.len() && reads[r].0 == x {
-            if (r as u32 + 1).is_multiple_of(LIMIT_EVERY) && limit.hit() {
+        for (j, &(_, src, reader)) in reads_of_x.iter().enumerate() {
+            seen += 1;
+            if seen.is_multiple_of(LIMIT_EVERY) && limit.hit() {
                 return false;
             }
-            let (_, src, reader) = reads[r];
-            if let Some(&(_, src, reader)) = reads.get(r + AHEAD) {
+            if let Some(&(_, src, reader)) = reads_of_x.get(j + AHEAD) {
                 // The clocks a later read compares are far apart in memory:
                 // ask for them now.
                 prefetch(&clocks[reader as usize * k..][..k]);
@@ -193,12 +180,10 @@ fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
                     prefetch(&clocks[(src as usize - 1) * k..][..k]);
                 }
             }
-            r += 1;
             while passed < mine.len() && mine[passed].1 < src {
-                let t = order[mine[passed].1 as usize] as usize;
-                let s = cx.sess_of[t] as usize;
+                let (s, p) = place(mine[passed].1);
                 next[s] = after[passed];
-                last[s] = T::of(cx.pos_of[t] + 1);
+                last[s] = T::of(p + 1);
                 passed += 1;
             }
             let hi = &clocks[reader as usize * k..][..k];
@@ -230,11 +215,7 @@ fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
                 out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
             }
         }
-        for &s in &touched {
-            next[s as usize] = never;
-            last[s as usize] = T::default();
-        }
-        touched.clear();
+        end_walk(&mut next, &mut last, &mut touched);
     }
     true
 }
