@@ -18,6 +18,12 @@
 //! come before the block, so the search is one load (from a table small
 //! enough to stay in cache) and a step or two. The rest (a memory budget
 //! caps both forms) keep the per-session binary search.
+//!
+//! When every clock fits in memory at once, both callers avoid the
+//! question instead: they walk each key's writers in an order, keeping
+//! per session the first writer not yet passed ([`by_key`],
+//! [`start_walk`], [`end_walk`]), and compare whole clocks against that
+//! vector; only [`SessionWrites::latest_below`] is left to them.
 
 /// No dense rows.
 const NONE: u32 = u32::MAX;
