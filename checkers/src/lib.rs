@@ -32,7 +32,9 @@
 //!
 //! Shared by all: [`options`] (the knobs and the progress stages),
 //! [`anomaly`] (names), [`report`] (what a check returns), [`graph`]
-//! (graph storage and searches: components, shortest cycle).
+//! (graph storage and searches: components, shortest cycle);
+//! `session_writes` (vector clock entries, and each key's writes per
+//! session, for cc's decision and its certificate).
 //!
 //! [`stream`]: beside the stages, the check of a history as it is
 //! written (ser, si and their session variants on mini-transactions), in
