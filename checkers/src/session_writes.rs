@@ -72,6 +72,20 @@ impl ClockEntry for u32 {
     }
 }
 
+/// Joins into clock `vc` a causal predecessor of session `s`, counted
+/// `tick` (1 + its index in its session), whose own clock is `past`.
+/// Nothing to do when `vc` counts it already: then its whole past is in
+/// too (the session predecessor, joined first, often brings it).
+pub(crate) fn join<T: ClockEntry>(vc: &mut [T], s: usize, tick: T, past: &[T]) {
+    if vc[s] >= tick {
+        return;
+    }
+    for (a, &b) in vc.iter_mut().zip(past) {
+        *a = (*a).max(b);
+    }
+    vc[s] = tick;
+}
+
 /// True when every session is short enough for `i16` clock entries (and
 /// for `i16::MAX` to stay above every entry, as dense padding).
 pub(crate) fn narrow_fits(longest_session: usize) -> bool {
@@ -135,20 +149,18 @@ pub(crate) struct SessionWrites {
 
 impl SessionWrites {
     /// From `(key, session, index in session)` triples of every write of
-    /// `nk` keys by sessions of `session_lens` transactions (sorted here).
-    /// `narrow`: the callers' clocks are `i16`, so dense rows may be used.
-    pub(crate) fn new(
+    /// `nk` keys by `sessions` sessions (sorted here): runs only, every
+    /// question answered by search (all [`latest_below`](Self::latest_below)
+    /// needs).
+    pub(crate) fn searched(
         nk: usize,
-        session_lens: &[usize],
+        sessions: usize,
         mut triples: Vec<(u32, u32, u32)>,
-        narrow: bool,
     ) -> SessionWrites {
-        let sessions = session_lens.len();
         triples.sort_unstable();
         let idx: Vec<u32> = triples.iter().map(|t| t.2).collect();
         let mut keys = Vec::with_capacity(nk);
         let mut runs: Vec<(u32, u32, u32)> = Vec::new();
-        let mut dense: Vec<i16> = Vec::new();
         let mut i = 0;
         for key in 0..nk as u32 {
             let first = runs.len() as u32;
@@ -161,69 +173,94 @@ impl SessionWrites {
                 runs.push((s, from as u32, i as u32));
                 depth = depth.max(i - from);
             }
-            let mine = &runs[first as usize..];
-            // Dense when its rows are few, and cheaper than searching
-            // each of its sessions (about 50 lanes a search).
-            let cells = depth * sessions;
-            let worth = depth <= MAX_DEPTH && cells <= 50 * mine.len();
-            let at = if narrow && worth && dense.len() + cells <= MAX_DENSE_CELLS {
-                let at = dense.len();
-                dense.resize(at + cells, i16::MAX);
-                for &(s, from, to) in mine {
-                    for (j, &w) in idx[from as usize..to as usize].iter().enumerate() {
-                        dense[at + j * sessions + s as usize] = w as i16;
-                    }
-                }
-                at as u32
-            } else {
-                NONE
-            };
             keys.push(KeyAt {
                 runs: (first, runs.len() as u32),
-                dense: at,
+                dense: NONE,
                 depth: depth as u32,
                 counts: NONE,
             });
-        }
-        let mut count_base = Vec::with_capacity(sessions + 1);
-        let mut width = 0usize;
-        for &len in session_lens {
-            count_base.push(width as u32);
-            width += len / BLOCK + 1;
-        }
-        // Count tables for the keys left to search, most writes first.
-        let writes = |k: &KeyAt| idx_len(&runs, k);
-        let mut deep: Vec<u32> = (0..nk as u32)
-            .filter(|&x| keys[x as usize].dense == NONE && keys[x as usize].depth > 4)
-            .filter(|&x| keys[x as usize].depth <= u16::MAX as u32)
-            .collect();
-        deep.sort_unstable_by_key(|&x| std::cmp::Reverse(writes(&keys[x as usize])));
-        let mut counts: Vec<u16> = Vec::new();
-        for x in deep {
-            if counts.len() + width > MAX_COUNT_CELLS || width >= NONE as usize {
-                break;
-            }
-            let at = counts.len();
-            counts.resize(at + width, 0);
-            let (from, to) = keys[x as usize].runs;
-            for &(s, a, b) in &runs[from as usize..to as usize] {
-                let base = at + count_base[s as usize] as usize;
-                let table = &mut counts[base..base + session_lens[s as usize] / BLOCK + 1];
-                let run = &idx[a as usize..b as usize];
-                for (block, cell) in table.iter_mut().enumerate() {
-                    *cell = run.partition_point(|&w| (w as usize) < block * BLOCK) as u16;
-                }
-            }
-            keys[x as usize].counts = at as u32;
         }
         SessionWrites {
             sessions,
             keys,
             runs,
             idx,
-            dense,
-            count_base,
-            counts,
+            dense: Vec::new(),
+            count_base: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+
+    /// [`searched`](Self::searched), with dense rows (when `narrow`: the
+    /// callers' clocks are `i16`) and count tables where they pay, for
+    /// [`latest_between`](Self::latest_between); sessions of
+    /// `session_lens` transactions.
+    pub(crate) fn new(
+        nk: usize,
+        session_lens: &[usize],
+        triples: Vec<(u32, u32, u32)>,
+        narrow: bool,
+    ) -> SessionWrites {
+        let mut w = SessionWrites::searched(nk, session_lens.len(), triples);
+        if narrow {
+            w.add_dense();
+        }
+        w.add_counts(session_lens);
+        w
+    }
+
+    /// Dense rows for the keys whose rows are few, and cheaper than
+    /// searching each of their sessions (about 50 lanes a search).
+    fn add_dense(&mut self) {
+        let k = self.sessions;
+        for key in self.keys.iter_mut() {
+            let mine = &self.runs[key.runs.0 as usize..key.runs.1 as usize];
+            let (depth, cells) = (key.depth as usize, key.depth as usize * k);
+            let worth = depth <= MAX_DEPTH && cells <= 50 * mine.len();
+            if !worth || self.dense.len() + cells > MAX_DENSE_CELLS {
+                continue;
+            }
+            let at = self.dense.len();
+            self.dense.resize(at + cells, i16::MAX);
+            for &(s, from, to) in mine {
+                for (j, &w) in self.idx[from as usize..to as usize].iter().enumerate() {
+                    self.dense[at + j * k + s as usize] = w as i16;
+                }
+            }
+            key.dense = at as u32;
+        }
+    }
+
+    /// Count tables for the keys left to search with many writes in one
+    /// session, most writes first, within [`MAX_COUNT_CELLS`].
+    fn add_counts(&mut self, session_lens: &[usize]) {
+        let mut width = 0usize;
+        for &len in session_lens {
+            self.count_base.push(width as u32);
+            width += len / BLOCK + 1;
+        }
+        let keys = &self.keys;
+        let mut deep: Vec<u32> = (0..keys.len() as u32)
+            .filter(|&x| keys[x as usize].dense == NONE && keys[x as usize].depth > 4)
+            .filter(|&x| keys[x as usize].depth <= u16::MAX as u32)
+            .collect();
+        deep.sort_unstable_by_key(|&x| std::cmp::Reverse(idx_len(&self.runs, &keys[x as usize])));
+        for x in deep {
+            if self.counts.len() + width > MAX_COUNT_CELLS || width >= NONE as usize {
+                break;
+            }
+            let at = self.counts.len();
+            self.counts.resize(at + width, 0);
+            let (from, to) = self.keys[x as usize].runs;
+            for &(s, a, b) in &self.runs[from as usize..to as usize] {
+                let base = at + self.count_base[s as usize] as usize;
+                let table = &mut self.counts[base..base + session_lens[s as usize] / BLOCK + 1];
+                let run = &self.idx[a as usize..b as usize];
+                for (block, cell) in table.iter_mut().enumerate() {
+                    *cell = run.partition_point(|&w| (w as usize) < block * BLOCK) as u16;
+                }
+            }
+            self.keys[x as usize].counts = at as u32;
         }
     }
 
@@ -348,6 +385,14 @@ pub(crate) type WalkWrite = (u32, u32);
 /// A read in a per-key walk: (key, 1 + the source's position or 0, the
 /// reader's position).
 pub(crate) type WalkRead = (u32, u32, u32);
+
+/// True when a per-key walk may keep every clock of `txns` transactions
+/// over `sessions` sessions at once: at most 64 M entries (128 MB of
+/// `i16`); past it, the callers search per read and free each clock after
+/// its last use.
+pub(crate) fn walk_fits(txns: usize, sessions: usize) -> bool {
+    txns.saturating_mul(sessions) <= 64 << 20
+}
 
 /// The per-key walks of cc (`decide/weak/cc.rs`, `certify/plain/cc.rs`)
 /// share this: `writes` as (key, position in the walk's order) and

@@ -23,7 +23,7 @@ use history::{History, Key, Level, Op, Status, Value};
 
 use super::certificate::*;
 use super::common::*;
-use crate::session_writes::{narrow_fits, ClockEntry};
+use crate::session_writes::{join, narrow_fits, ClockEntry};
 
 /// One external read of a committed ok transaction.
 pub(super) struct ReadEv {
@@ -688,18 +688,9 @@ impl WeakCtx<'_> {
             preds(t, &mut ps);
             row.fill(T::default());
             for &p in &ps {
-                let s = sess[p as usize] as usize;
-                let tick = T::of(sidx[p as usize] + 1);
-                if row[s] >= tick {
-                    // `p` is in the past already (the clock that brought
-                    // it in counted its own past too).
-                    continue;
-                }
                 let at = slot[p as usize] as usize * k;
-                for (r, &v) in row.iter_mut().zip(&arena[at..at + k]) {
-                    *r = (*r).max(v);
-                }
-                row[s] = tick;
+                let (s, tick) = (sess[p as usize], sidx[p as usize] + 1);
+                join(&mut row, s as usize, T::of(tick), &arena[at..at + k]);
             }
             for e in by_txn[t as usize] {
                 let Some(ws) = writers.get(&e.key) else {

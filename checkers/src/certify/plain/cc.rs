@@ -21,7 +21,9 @@ use super::super::certificate::{INIT, MAX_CLOCK_CELLS};
 use super::super::commit_order::CC_FEW_KEYS;
 use super::super::common::NONE;
 use super::{after_source, Prepared};
-use crate::session_writes::{by_key, end_walk, narrow_fits, start_walk, ClockEntry, SessionWrites};
+use crate::session_writes::{
+    by_key, end_walk, join, narrow_fits, start_walk, walk_fits, ClockEntry, SessionWrites,
+};
 
 /// True when every read of an ok transaction sees a version at least as
 /// new as every write of its key in the reader's causal past.
@@ -81,7 +83,7 @@ pub(super) fn holds(prep: &Prepared, co: &[u32], pos: &[u32]) -> bool {
     let walk = KEY_WALK.with(|w| w.get());
     #[cfg(not(test))]
     let walk = true;
-    let stored = walk && co.len().saturating_mul(prep.ns) <= MAX_STORED_CELLS;
+    let stored = walk && walk_fits(co.len(), prep.ns);
     match (narrow_fits(longest), stored) {
         (true, true) => by_key_walk::<i16>(&cx, &preds),
         (false, true) => by_key_walk::<u32>(&cx, &preds),
@@ -95,10 +97,6 @@ thread_local! {
     /// Tests: false forces [`by_clocks`] where [`by_key_walk`] would do.
     pub(super) static KEY_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
-
-/// [`by_key_walk`] keeps every transaction's clock: up to this many
-/// entries (128 MB of `i16`); past it, [`by_clocks`] frees them as it goes.
-const MAX_STORED_CELLS: usize = 64 << 20;
 
 /// What both ways share.
 struct Past<'a> {
@@ -229,15 +227,8 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
         preds(t, &mut ps);
         row.fill(T::default());
         for &p in &ps {
-            let s = prep.sess[p as usize] as usize;
-            let tick = T::of(sidx[p as usize] + 1);
-            if row[s] >= tick {
-                continue; // `p` and its whole past are in already
-            }
-            for (r, &v) in row.iter_mut().zip(clocks.row(p)) {
-                *r = (*r).max(v);
-            }
-            row[s] = tick;
+            let (s, tick) = (prep.sess[p as usize], sidx[p as usize] + 1);
+            join(&mut row, s as usize, T::of(tick), clocks.row(p));
         }
         for &(key, src) in prep.evs(t as usize) {
             // The source's clock (a predecessor's: still kept).
@@ -284,16 +275,9 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
         let (done, row) = clocks.split_at_mut(i * k);
         let row = &mut row[..k];
         for &p in &ps {
-            let s = prep.sess[p as usize] as usize;
-            let tick = T::of(sidx[p as usize] + 1);
-            if row[s] >= tick {
-                continue; // `p` and its whole past are in already
-            }
             let at = pos[p as usize] as usize * k;
-            for (r, &v) in row.iter_mut().zip(&done[at..at + k]) {
-                *r = (*r).max(v);
-            }
-            row[s] = tick;
+            let (s, tick) = (prep.sess[p as usize], sidx[p as usize] + 1);
+            join(row, s as usize, T::of(tick), &done[at..at + k]);
         }
     }
     // Writers and reads by key, in commit order (a read by its source's).

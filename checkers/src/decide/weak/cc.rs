@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use crate::index::INIT;
 
 use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
-use crate::session_writes::{by_key, end_walk, narrow_fits, start_walk, ClockEntry, SessionWrites};
+use crate::session_writes::{
+    by_key, end_walk, join, narrow_fits, start_walk, walk_fits, ClockEntry, SessionWrites,
+};
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
 /// CSR in both directions: (preds, succs).
@@ -39,19 +41,18 @@ pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
     (preds, succs)
 }
 
-/// Each key's committed writers by session, positions ascending. Which
-/// of them are in a causal past is read off the clock, so this is built
-/// up front.
-fn writers(cx: &Ctx, narrow: bool) -> SessionWrites {
+/// Every committed write as (key, session, position in the session): a
+/// key's writers by session, for [`SessionWrites`]. Which of them are in a
+/// causal past is read off the clock, so this is built up front.
+fn write_triples(cx: &Ctx) -> Vec<(u32, u32, u32)> {
     let ix = cx.ix;
-    let mut triples: Vec<(u32, u32, u32)> = Vec::new(); // (key, session, position)
+    let mut triples = Vec::new();
     for t in ix.committed_txns() {
         for w in ix.writes(t) {
             triples.push((w.key, cx.sess_of[t as usize], cx.pos_of[t as usize]));
         }
     }
-    let lens: Vec<usize> = ix.sessions.iter().map(Vec::len).collect();
-    SessionWrites::new(ix.keys.len(), &lens, triples, narrow)
+    triples
 }
 
 /// cc: vector clocks in a topological order of `so ∪ wr`. When `so ∪ wr`
@@ -63,7 +64,7 @@ pub(super) fn cc_edges(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let walk = KEY_WALK.with(|w| w.get());
     #[cfg(not(test))]
     let walk = true;
-    let stored = walk && cx.ix.len().saturating_mul(cx.ix.sessions.len()) <= MAX_STORED_CELLS;
+    let stored = walk && walk_fits(cx.ix.len(), cx.ix.sessions.len());
     match (narrow_fits(longest), stored) {
         (true, true) => key_walk::<i16>(cx, out, limit),
         (false, true) => key_walk::<u32>(cx, out, limit),
@@ -77,10 +78,6 @@ thread_local! {
     /// Tests: false forces [`clocks`] where [`key_walk`] would do.
     pub(super) static KEY_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
-
-/// [`key_walk`] keeps every transaction's clock: up to this many entries
-/// (128 MB of `i16`); past it, [`clocks`] frees them as it goes.
-const MAX_STORED_CELLS: usize = 64 << 20;
 
 /// Every clock, in a topological order `τ` of `so ∪ wr`, then one walk per
 /// key over its writers in `τ` order, keeping per session `s` the position
@@ -117,16 +114,9 @@ fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
         clocks.resize((i + 1) * k, T::default());
         let (done, vc) = clocks.split_at_mut(i * k);
         for &p in preds.of(t3) {
-            let s = cx.sess_of[p as usize] as usize;
-            let tick = T::of(cx.pos_of[p as usize] + 1);
-            if vc[s] >= tick {
-                continue; // `p` and its whole past are in already
-            }
             let at = tpos[p as usize] as usize * k;
-            for (a, &b) in vc.iter_mut().zip(&done[at..at + k]) {
-                *a = (*a).max(b);
-            }
-            vc[s] = tick;
+            let (s, tick) = (cx.sess_of[p as usize], cx.pos_of[p as usize] + 1);
+            join(vc, s as usize, T::of(tick), &done[at..at + k]);
         }
         for &s in succs.of(t3) {
             indeg[s as usize] -= 1;
@@ -135,7 +125,7 @@ fn key_walk<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
             }
         }
     }
-    let writers = writers(cx, false);
+    let writers = SessionWrites::searched(ix.keys.len(), k, write_triples(cx));
     // Writers and reads by key in τ order (a read by its source's).
     let mut writes: Vec<(u32, u32)> = Vec::new(); // (key, τ position)
     let mut reads: Vec<(u32, u32, u32)> = Vec::new(); // (key, 1 + source's τ or 0, reader's τ)
@@ -277,7 +267,9 @@ fn clocks<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
         .committed_txns()
         .filter(|&t| indeg[t as usize] == 0)
         .collect();
-    let writers = writers(cx, T::narrow(&[]).is_some());
+    let lens: Vec<usize> = ix.sessions.iter().map(Vec::len).collect();
+    let narrow = T::narrow(&[]).is_some();
+    let writers = SessionWrites::new(ix.keys.len(), &lens, write_triples(cx), narrow);
     // Clocks, in slots of an arena: entry s is 1 + the position of the
     // latest transaction of session s in the causal past (0: none). A
     // slot is freed once the last successor has used it.
@@ -293,18 +285,9 @@ fn clocks<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
         }
         vc.fill(T::default());
         for &p in preds.of(t3) {
-            let s = cx.sess_of[p as usize] as usize;
-            let tick = T::of(cx.pos_of[p as usize] + 1);
-            if vc[s] >= tick {
-                // `p` is in the past already, and so is its whole past
-                // (the session predecessor, first, often brings it).
-                continue;
-            }
-            let slot = slot_of[p as usize] as usize;
-            for (a, &b) in vc.iter_mut().zip(&arena[slot * k..slot * k + k]) {
-                *a = (*a).max(b);
-            }
-            vc[s] = tick;
+            let at = slot_of[p as usize] as usize * k;
+            let (s, tick) = (cx.sess_of[p as usize], cx.pos_of[p as usize] + 1);
+            join(&mut vc, s as usize, T::of(tick), &arena[at..at + k]);
         }
         for r in ix.reads(t3) {
             let (x, t2) = (r.key, r.writer);
