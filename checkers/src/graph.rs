@@ -12,6 +12,9 @@ use std::collections::VecDeque;
 /// A graph under construction: an edge list.
 pub struct GraphBuilder<L> {
     nodes: usize,
+    /// Lists appended whole ([`GraphBuilder::append`]), kept as they are
+    /// rather than copied: their edges come before `edges`, in this order.
+    earlier: Vec<Vec<(u32, u32, L)>>,
     edges: Vec<(u32, u32, L)>,
 }
 
@@ -20,6 +23,7 @@ impl<L: Copy> GraphBuilder<L> {
     pub fn new(nodes: usize) -> Self {
         GraphBuilder {
             nodes,
+            earlier: Vec::new(),
             edges: Vec::new(),
         }
     }
@@ -49,39 +53,77 @@ impl<L: Copy> GraphBuilder<L> {
     }
 
     /// Adds `other`'s edges after this one's (the nodes are the larger
-    /// set of the two).
-    pub fn append(&mut self, mut other: GraphBuilder<L>) {
+    /// set of the two), without copying them.
+    pub fn append(&mut self, other: GraphBuilder<L>) {
         self.nodes = self.nodes.max(other.nodes);
-        if self.edges.is_empty() {
-            self.edges = other.edges;
-        } else {
-            self.edges.append(&mut other.edges);
-        }
+        let mine = std::mem::take(&mut self.edges);
+        let lists = [mine].into_iter().chain(other.earlier).chain([other.edges]);
+        self.earlier.extend(lists.filter(|l| !l.is_empty()));
     }
 
-    /// The edges added so far.
-    pub fn edges(&self) -> &[(u32, u32, L)] {
-        &self.edges
+    /// The edges added so far, in the order they were added.
+    pub fn edges(&self) -> impl Iterator<Item = &(u32, u32, L)> {
+        self.earlier.iter().flatten().chain(&self.edges)
     }
 
-    /// Freezes into compressed sparse rows.
-    pub fn build(self) -> Graph<L> {
+    /// A topological order of the nodes `keep` admits (Kahn's, last found
+    /// first), or `None` when the graph has a cycle: what [`Graph`] would
+    /// give, without laying out the labels a graph with no cycle to
+    /// explain never reads.
+    pub fn topo_order(&self, keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
         let n = self.nodes;
         let mut offsets = vec![0u32; n + 1];
-        for &(f, _, _) in &self.edges {
+        for &(f, _, _) in self.edges() {
             offsets[f as usize + 1] += 1;
         }
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
-        let mut adj = vec![0u32; self.edges.len()];
+        let mut targets = vec![0u32; offsets[n] as usize];
+        let mut indeg = vec![0u32; n];
+        for &(f, t, _) in self.edges() {
+            targets[fill[f as usize] as usize] = t;
+            fill[f as usize] += 1;
+            indeg[t as usize] += 1;
+        }
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+        let mut order = Vec::with_capacity(n);
+        let mut done = 0usize;
+        while let Some(v) = stack.pop() {
+            done += 1;
+            if keep(v) {
+                order.push(v);
+            }
+            for &w in &targets[offsets[v as usize] as usize..offsets[v as usize + 1] as usize] {
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    stack.push(w);
+                }
+            }
+        }
+        (done == n).then_some(order)
+    }
+
+    /// Freezes into compressed sparse rows.
+    pub fn build(self) -> Graph<L> {
+        let n = self.nodes;
+        let mut offsets = vec![0u32; n + 1];
+        for &(f, _, _) in self.edges() {
+            offsets[f as usize + 1] += 1;
+        }
+        let m = offsets.iter().sum::<u32>() as usize;
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut adj = vec![0u32; m];
         // Every slot is filled below; the first label is only a filler.
-        let mut labels: Vec<L> = match self.edges.first() {
-            Some(&(_, _, l)) => vec![l; self.edges.len()],
+        let mut labels: Vec<L> = match self.edges().next() {
+            Some(&(_, _, l)) => vec![l; m],
             None => Vec::new(),
         };
-        for (f, t, l) in self.edges {
+        for (f, t, l) in self.earlier.into_iter().flatten().chain(self.edges) {
             let slot = fill[f as usize] as usize;
             fill[f as usize] += 1;
             adj[slot] = t;

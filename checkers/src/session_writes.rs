@@ -23,7 +23,8 @@
 //! question instead: they walk each key's writers in an order, keeping
 //! per session the first writer not yet passed ([`by_key`],
 //! [`start_walk`], [`end_walk`]), and compare whole clocks against that
-//! vector; only [`SessionWrites::latest_below`] is left to them.
+//! vector, on every core ([`walk_parallel`]); all they ask of the
+//! writes is a key's runs by session ([`SessionWrites::runs_of`]).
 
 /// No dense rows.
 const NONE: u32 = u32::MAX;
@@ -31,7 +32,7 @@ const NONE: u32 = u32::MAX;
 /// A vector clock entry (a count of a session's transactions): `i16` when
 /// sessions are short enough, as its element-wise max and compares
 /// vectorize on baseline x86-64, else `u32`.
-pub(crate) trait ClockEntry: Copy + Ord + Default {
+pub(crate) trait ClockEntry: Copy + Ord + Default + Send + Sync {
     /// The entry counting `x` transactions.
     fn of(x: u32) -> Self;
     /// The count.
@@ -85,6 +86,57 @@ pub(crate) fn join<T: ClockEntry>(vc: &mut [T], s: usize, tick: T, past: &[T]) {
     }
     vc[s] = tick;
 }
+
+/// Asks the cache for `row` (a hint: no effect on results).
+pub(crate) fn prefetch<T>(row: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(row);
+        let p = row.as_ptr() as *const i8;
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch is a hint that never faults, whatever the
+            // address; SSE is part of every x86-64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
+}
+
+/// The latest of `run` (ascending in-session indices) below `c`.
+pub(crate) fn latest_in(run: &[u32], c: u32) -> Option<u32> {
+    let j = run.partition_point(|&w| w < c);
+    (j > 0).then(|| run[j - 1])
+}
+
+/// `len` zeroed clock entries for a walk that reads them at random: on
+/// Linux backed by huge pages where the kernel allows, as 4 KB pages would
+/// make nearly every clock read a TLB miss (about a quarter of the clock
+/// loops' time on 100 MB of clocks). A hint: without it, the same vector.
+pub(crate) fn zeroed_clocks<T: ClockEntry>(len: usize) -> Vec<T> {
+    let v = vec![T::default(); len];
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = std::mem::size_of_val(v.as_slice());
+        if bytes >= HUGE {
+            // The part inside whole 4 KB pages; the allocation is fresh and
+            // untouched, so the pages are faulted in huge from the start.
+            let start = v.as_ptr() as usize;
+            let lo = start.next_multiple_of(4096);
+            let hi = (start + bytes) & !4095;
+            if hi > lo {
+                // SAFETY: madvise only advises on pages of this live
+                // allocation; MADV_HUGEPAGE changes no contents.
+                unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) };
+            }
+        }
+    }
+    v
+}
+
+/// Clocks below this many bytes are left on ordinary pages.
+const HUGE: usize = 8 << 20;
 
 /// True when every session is short enough for `i16` clock entries (and
 /// for `i16::MAX` to stay above every entry, as dense padding).
@@ -149,9 +201,8 @@ pub(crate) struct SessionWrites {
 
 impl SessionWrites {
     /// From `(key, session, index in session)` triples of every write of
-    /// `nk` keys by `sessions` sessions (sorted here): runs only, every
-    /// question answered by search (all [`latest_below`](Self::latest_below)
-    /// needs).
+    /// `nk` keys by `sessions` sessions (sorted here): runs only (all
+    /// [`runs_of`](Self::runs_of) needs).
     pub(crate) fn searched(
         nk: usize,
         sessions: usize,
@@ -312,15 +363,28 @@ impl SessionWrites {
         true
     }
 
-    /// The index of session `s`'s latest write of key `x` below `c`.
-    pub(crate) fn latest_below(&self, x: u32, s: u32, c: u32) -> Option<u32> {
-        let at = self.keys[x as usize];
-        let runs = &self.runs[at.runs.0 as usize..at.runs.1 as usize];
+    /// The index of session `s`'s latest write of key `x` below `c` (the
+    /// walks index [`runs_of`](Self::runs_of) by session instead).
+    #[cfg(test)]
+    fn latest_below(&self, x: u32, s: u32, c: u32) -> Option<u32> {
+        let runs = self.runs_of(x);
         let i = runs.binary_search_by_key(&s, |r| r.0).ok()?;
         let (_, from, to) = runs[i];
-        let run = &self.idx[from as usize..to as usize];
-        let j = run.partition_point(|&w| w < c);
-        (j > 0).then(|| run[j - 1])
+        latest_in(self.run(from, to), c)
+    }
+
+    /// Key `x`'s writing sessions, in order, each as (session, its run's
+    /// bounds for [`run`](Self::run)): for a caller asking about one key
+    /// many times, to index by session instead of searching.
+    pub(crate) fn runs_of(&self, x: u32) -> &[(u32, u32, u32)] {
+        let at = self.keys[x as usize];
+        &self.runs[at.runs.0 as usize..at.runs.1 as usize]
+    }
+
+    /// A session's writes of a key (bounds from [`runs_of`](Self::runs_of)):
+    /// their in-session indices, ascending.
+    pub(crate) fn run(&self, from: u32, to: u32) -> &[u32] {
+        &self.idx[from as usize..to as usize]
     }
 
     /// [`latest_between`](Self::latest_between) on a dense key.
@@ -386,6 +450,43 @@ pub(crate) type WalkWrite = (u32, u32);
 /// reader's position).
 pub(crate) type WalkRead = (u32, u32, u32);
 
+/// Sorts a walk's lists as [`by_key`] wants them, in linear time: `writes`
+/// come in position order and `reads` in reader order (as the callers
+/// build them, walking their order), so stable counting sorts by source,
+/// then by key, give what a comparison sort would.
+pub(crate) fn sort_walk(
+    keys: usize,
+    positions: usize,
+    writes: &mut Vec<WalkWrite>,
+    reads: &mut Vec<WalkRead>,
+) {
+    let mut w = Vec::new();
+    counting_sort(writes, &mut w, keys, |e| e.0 as usize);
+    *writes = w;
+    let mut r = Vec::new();
+    counting_sort(reads, &mut r, positions + 1, |e| e.1 as usize);
+    counting_sort(&r, reads, keys, |e| e.0 as usize);
+}
+
+/// `out` becomes `v` stably sorted by `key` (below `buckets`).
+fn counting_sort<E: Copy>(v: &[E], out: &mut Vec<E>, buckets: usize, key: impl Fn(&E) -> usize) {
+    let mut at = vec![0u32; buckets + 1];
+    for e in v {
+        at[key(e) + 1] += 1;
+    }
+    for b in 0..buckets {
+        at[b + 1] += at[b];
+    }
+    out.clear();
+    let Some(&first) = v.first() else { return };
+    out.resize(v.len(), first);
+    for e in v {
+        let b = &mut at[key(e)];
+        out[*b as usize] = *e;
+        *b += 1;
+    }
+}
+
 /// True when a per-key walk may keep every clock of `txns` transactions
 /// over `sessions` sessions at once: at most 64 M entries (128 MB of
 /// `i16`); past it, the callers search per read and free each clock after
@@ -418,6 +519,83 @@ pub(crate) fn by_key<'a>(
         }
         Some((&writes[ws..w], &reads[rs..r]))
     })
+}
+
+/// Fewer reads than this are walked on one thread: a thread costs more
+/// than it saves.
+#[cfg(not(test))]
+const PARALLEL_WALK_READS: usize = 1 << 16;
+/// Tests: their histories are small, and the parts must agree with one walk.
+#[cfg(test)]
+const PARALLEL_WALK_READS: usize = 8;
+
+/// Parts a core: a key's cost is its reads times how many sessions wrote
+/// it, and a few hot keys would leave one core alone with them.
+const PARTS_A_CORE: usize = 16;
+
+/// The per-key walks are independent, so the callers walk on every core
+/// (at most 4): `writes` and `reads` (as for [`by_key`]) are cut at key
+/// boundaries into parts of about as many reads each, which the threads
+/// take in turn; `walk` is called on each part, and its results come back
+/// in key order, as one walk would give them.
+pub(crate) fn walk_parallel<R: Send>(
+    writes: &[WalkWrite],
+    reads: &[WalkRead],
+    walk: impl Fn(&[WalkWrite], &[WalkRead]) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get().min(4));
+    if cores == 1 || reads.len() < PARALLEL_WALK_READS {
+        return vec![walk(writes, reads)];
+    }
+    let parts = cut(writes, reads, cores * PARTS_A_CORE);
+    let taken = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&(w, r)) = parts.get(i) else {
+                return done;
+            };
+            done.push((i, walk(w, r)));
+        }
+    };
+    let mut all: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..cores).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for h in others {
+            all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        all
+    });
+    all.sort_unstable_by_key(|p| p.0);
+    all.into_iter().map(|p| p.1).collect()
+}
+
+/// `writes` and `reads` cut at key boundaries into at most `parts` parts
+/// of about as many reads each (none empty), in key order.
+fn cut<'a>(
+    writes: &'a [WalkWrite],
+    reads: &'a [WalkRead],
+    parts: usize,
+) -> Vec<(&'a [WalkWrite], &'a [WalkRead])> {
+    let mut out = Vec::with_capacity(parts);
+    let (mut w, mut r) = (0, 0);
+    for p in 1..=parts {
+        // This part ends after the key of the read at its share.
+        let share = reads.len() * p / parts;
+        if share <= r {
+            continue;
+        }
+        let x = reads[share - 1].0;
+        let end = r + reads[r..].partition_point(|e| e.0 <= x);
+        let wend = match reads.get(end) {
+            Some(e) => w + writes[w..].partition_point(|v| v.0 < e.0),
+            None => writes.len(),
+        };
+        out.push((&writes[w..wend], &reads[r..end]));
+        (w, r) = (wend, end);
+    }
+    out
 }
 
 /// Starts a key's walk over its writers `mine` (in walk order; `place`

@@ -22,7 +22,8 @@ use super::super::commit_order::CC_FEW_KEYS;
 use super::super::common::NONE;
 use super::{after_source, Prepared};
 use crate::session_writes::{
-    by_key, end_walk, join, narrow_fits, start_walk, walk_fits, ClockEntry, SessionWrites,
+    by_key, end_walk, join, narrow_fits, prefetch, sort_walk, start_walk, walk_fits, walk_parallel,
+    zeroed_clocks, ClockEntry, SessionWrites, WalkRead, WalkWrite,
 };
 
 /// True when every read of an ok transaction sees a version at least as
@@ -249,6 +250,9 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
     true
 }
 
+/// How many transactions ahead [`by_key_walk`] prefetches clocks.
+const AHEAD: usize = 2;
+
 /// Vector clocks, all kept (`co.len() × sessions` entries), then one walk
 /// per key. For key `x`, `next[s]` is the in-session index of session
 /// `s`'s first writer of `x` that the walk has not passed (or never). A
@@ -268,9 +272,18 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
         count[s] += 1;
     }
     // Every clock, by co position.
-    let mut clocks: Vec<T> = vec![T::default(); co.len() * k];
+    let mut clocks: Vec<T> = zeroed_clocks(co.len() * k);
     let mut ps: Vec<u32> = Vec::new();
+    let mut ahead: Vec<u32> = Vec::new();
     for (i, &t) in co.iter().enumerate() {
+        if let Some(&u) = co.get(i + AHEAD) {
+            // The clocks a later transaction joins are far apart in
+            // memory: ask for them now.
+            preds(u, &mut ahead);
+            for &p in &ahead {
+                prefetch(&clocks[pos[p as usize] as usize * k..][..k]);
+            }
+        }
         preds(t, &mut ps);
         let (done, row) = clocks.split_at_mut(i * k);
         let row = &mut row[..k];
@@ -294,36 +307,42 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
             reads.push((x, from, i as u32));
         }
     }
-    writes.sort_unstable();
-    reads.sort_unstable();
-    let mut next = vec![T::never(); k];
-    let mut after: Vec<T> = Vec::new();
-    let mut touched: Vec<u32> = Vec::new();
-    for (mine, reads) in by_key(&writes, &reads) {
-        // Before any writer: each session's first. After writer j: its
-        // session's next one (`after[j]`).
-        let place = |i: u32| {
-            let t = co[i as usize] as usize;
-            (prep.sess[t] as usize, sidx[t])
-        };
-        start_walk(mine, &place, &mut next, &mut after, &mut touched);
-        let mut passed = 0;
-        for &(_, from, reader) in reads {
-            // Pass the writers up to and including the source.
-            while passed < mine.len() && mine[passed].1 < from {
-                next[place(mine[passed].1).0] = after[passed];
-                passed += 1;
+    sort_walk(prep.nk, co.len(), &mut writes, &mut reads);
+    // Each part of the keys on a core of its own.
+    let clocks = &clocks;
+    let place = |i: u32| {
+        let t = co[i as usize] as usize;
+        (prep.sess[t] as usize, sidx[t])
+    };
+    let walk = |writes: &[WalkWrite], reads: &[WalkRead]| {
+        let mut next = vec![T::never(); k];
+        let mut after: Vec<T> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        for (mine, reads) in by_key(writes, reads) {
+            // Before any writer: each session's first. After writer j: its
+            // session's next one (`after[j]`).
+            start_walk(mine, &place, &mut next, &mut after, &mut touched);
+            let mut passed = 0;
+            for &(_, from, reader) in reads {
+                // Pass the writers up to and including the source.
+                while passed < mine.len() && mine[passed].1 < from {
+                    next[place(mine[passed].1).0] = after[passed];
+                    passed += 1;
+                }
+                let clock = &clocks[reader as usize * k..][..k];
+                let late = clock
+                    .iter()
+                    .zip(&next)
+                    .fold(false, |acc, (c, n)| acc | (c > n));
+                if late {
+                    return false;
+                }
             }
-            let clock = &clocks[reader as usize * k..][..k];
-            let late = clock
-                .iter()
-                .zip(&next)
-                .fold(false, |acc, (c, n)| acc | (c > n));
-            if late {
-                return false;
-            }
+            end_walk(&mut next, &mut [], &mut touched);
         }
-        end_walk(&mut next, &mut [], &mut touched);
-    }
-    true
+        true
+    };
+    walk_parallel(&writes, &reads, walk)
+        .into_iter()
+        .all(|ok| ok)
 }

@@ -250,7 +250,7 @@ impl Polygraph {
         }
         lost_updates.sort_by_key(|l| (l.key, l.base, l.a, l.b));
 
-        let mut known: Vec<NodeEdge> = b.edges().to_vec();
+        let mut known: Vec<NodeEdge> = b.edges().copied().collect();
         let mut push_known = |from: u32, to: u32, l: Label| {
             if from != to {
                 let (f, t) = map_edge(model, from, to, l.dep);

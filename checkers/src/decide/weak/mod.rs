@@ -91,7 +91,12 @@
 //!   causal past matters (session order chains the rest), found by binary
 //!   search; an edge already implied by `t2`'s own clock is skipped. That is
 //!   `O(n·k log n)` for `k` sessions; clocks live in an arena and a slot is
-//!   reused once its transaction's last successor is done. When `so ∪ wr`
+//!   reused once its transaction's last successor is done. When every
+//!   clock fits in memory at once, the keys are walked instead, on every
+//!   core: per key, its writers in the topological order, one SIMD pass
+//!   per read flagging the sessions to search, and of the edges into one
+//!   source only each session's latest writer (session order chains the
+//!   rest). When `so ∪ wr`
 //!   itself is cyclic there is no clock, and that cycle is the anomaly.
 //!   With few keys and many sessions that is still reads × sessions
 //!   edges, so histories with at most 64 written keys (and no lists) go
@@ -801,6 +806,15 @@ impl<'a> Forced<'a> {
             return;
         }
         self.b.edge(t1, t2, label);
+    }
+
+    /// Adds what another part of the same walk found (its edges in `b`),
+    /// after what this one holds.
+    fn append(&mut self, b: GraphBuilder<WLabel>, inits: Vec<InitViolation>, init_count: usize) {
+        self.b.append(b);
+        let room = MAX_INIT_KEPT.saturating_sub(self.inits.len());
+        self.inits.extend(inits.into_iter().take(room));
+        self.init_count += init_count;
     }
 }
 

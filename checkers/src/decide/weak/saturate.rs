@@ -20,7 +20,8 @@ use super::{
 };
 
 struct Saturated {
-    graph: Graph<WLabel>,
+    /// Frozen only when there are cycles to explain.
+    graph: GraphBuilder<WLabel>,
     inits: Vec<InitViolation>,
     init_count: usize,
 }
@@ -62,11 +63,14 @@ pub(super) fn saturate(
             witness: None,
         };
     };
-    // An acyclic graph (the common case) needs no search for cycles.
+    // An acyclic graph (the common case) needs no search for cycles, and
+    // any topological order of it is a commit order: taken before the
+    // labels are laid out, which only the cycles' explanations read.
     let witness = if sat.init_count > 0 {
         None
     } else {
-        topo_order(ix, &sat.graph)
+        let committed = |v: u32| ix.committed.get(v as usize).copied().unwrap_or(false);
+        sat.graph.topo_order(committed)
     };
     if !explain || witness.is_some() {
         return WeakOutcome {
@@ -92,7 +96,7 @@ pub(super) fn saturate(
         }
         anomalies.push(a);
     };
-    let cycles = shortest_cycles(&sat.graph, MAX_SHOWN);
+    let cycles = shortest_cycles(&sat.graph.build(), MAX_SHOWN);
     let total_cycles = cycles.1;
     for c in &cycles.0 {
         let (a, weakest) = cycle_to_anomaly(&cx, c);
@@ -137,35 +141,6 @@ pub(super) fn saturate(
         // No cycle and no initial-version violation: the order exists.
         witness: if bad { None } else { witness },
     }
-}
-
-/// A topological order of the committed transactions in `g`, or `None`
-/// when `g` has a cycle (Kahn's algorithm): for rc, ra and cc any such
-/// order of the saturated graph is a commit order.
-fn topo_order<L: Copy>(ix: &Index, g: &Graph<L>) -> Option<Vec<u32>> {
-    let n = g.node_count();
-    let mut indeg = vec![0u32; n];
-    for v in 0..n as u32 {
-        for (_, w) in g.out(v) {
-            indeg[w as usize] += 1;
-        }
-    }
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-    let mut order = Vec::with_capacity(n);
-    let mut done = 0usize;
-    while let Some(v) = stack.pop() {
-        done += 1;
-        if ix.committed.get(v as usize).copied().unwrap_or(false) {
-            order.push(v);
-        }
-        for (_, w) in g.out(v) {
-            indeg[w as usize] -= 1;
-            if indeg[w as usize] == 0 {
-                stack.push(w);
-            }
-        }
-    }
-    (done == n).then_some(order)
 }
 
 /// The graph `so ∪ wr ∪ forced` of a level, and the forced edges into the
@@ -237,8 +212,8 @@ fn build(cx: &Ctx, level: Level, limit: Limit, lazy: Lazy) -> Option<Saturated> 
     let Forced {
         inits, init_count, ..
     } = out;
-    (done && !limit.hit()).then(|| Saturated {
-        graph: b.build(),
+    (done && !limit.hit()).then_some(Saturated {
+        graph: b,
         inits,
         init_count,
     })
