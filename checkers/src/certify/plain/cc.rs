@@ -250,7 +250,8 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
     true
 }
 
-/// How many transactions ahead [`by_key_walk`] prefetches clocks.
+/// How many transactions (or reads) ahead [`by_key_walk`] prefetches
+/// clocks.
 const AHEAD: usize = 2;
 
 /// Vector clocks, all kept (`co.len() × sessions` entries), then one walk
@@ -323,7 +324,11 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
             // session's next one (`after[j]`).
             start_walk(mine, &place, &mut next, &mut after, &mut touched);
             let mut passed = 0;
-            for &(_, from, reader) in reads {
+            for (j, &(_, from, reader)) in reads.iter().enumerate() {
+                if let Some(&(_, _, later)) = reads.get(j + AHEAD) {
+                    // A later read's clock is far away in memory: ask now.
+                    prefetch(&clocks[later as usize * k..][..k]);
+                }
                 // Pass the writers up to and including the source.
                 while passed < mine.len() && mine[passed].1 < from {
                     next[place(mine[passed].1).0] = after[passed];

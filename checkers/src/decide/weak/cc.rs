@@ -8,8 +8,8 @@ use crate::index::INIT;
 use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 use crate::graph::GraphBuilder;
 use crate::session_writes::{
-    by_key, end_walk, join, latest_in, narrow_fits, prefetch, sort_walk, start_walk, walk_fits, walk_parallel,
-    zeroed_clocks, ClockEntry, SessionWrites, WalkRead, WalkWrite,
+    by_key, end_walk, join, latest_in, narrow_fits, prefetch, sort_walk, start_walk, walk_fits,
+    walk_parallel, zeroed_clocks, ClockEntry, SessionWrites, WalkRead, WalkWrite,
 };
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
@@ -195,7 +195,7 @@ impl<T: ClockEntry> Walk<'_, T> {
         let mut touched: Vec<u32> = Vec::new();
         let mut flagged: Vec<u32> = Vec::new();
         // Per session, the latest writer forced before the current source
-        // and the read that forces it; the sessions set.
+        // and the τ position of the reader that forces it; the sessions set.
         let mut best: Vec<(u32, u32)> = vec![(NONE, NONE); k];
         let mut kept: Vec<u32> = Vec::new();
         // Per session, where its writes of the key walked are (empty for
@@ -245,7 +245,7 @@ impl<T: ClockEntry> Walk<'_, T> {
                 };
                 flagged.clear();
                 flag(hi, lo, &next, &last, &mut flagged);
-                let t3 = order[reader as usize];
+                // t3 = order[reader], looked up only for an edge kept.
                 let (s2, p2) = match t2 {
                     INIT => (NONE, NONE),
                     _ => (cx.sess_of[t2 as usize], cx.pos_of[t2 as usize]),
@@ -262,23 +262,25 @@ impl<T: ClockEntry> Walk<'_, T> {
                     if t2 == INIT {
                         // Each such read is a violation of its own.
                         let t1 = ix.sessions[s as usize][p1 as usize];
+                        let t3 = order[reader as usize];
                         out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
                         continue;
                     }
                     let b = &mut best[s as usize];
                     if b.0 == NONE {
                         kept.push(s);
-                        *b = (p1, t3);
+                        *b = (p1, reader);
                     } else if p1 > b.0 {
-                        *b = (p1, t3);
+                        *b = (p1, reader);
                     }
                 }
                 if reads_of_x.get(j + 1).is_none_or(|r| r.1 != src) {
                     // The last read from t2: per session, the latest writer
                     // any of its readers forces before t2.
                     for &s in &kept {
-                        let (p1, t3) = best[s as usize];
-                        let t1 = ix.sessions[s as usize][p1 as usize];
+                        let (p1, reader) = best[s as usize];
+                        let (t1, t3) =
+                            (ix.sessions[s as usize][p1 as usize], order[reader as usize]);
                         out.co(t1, t2, WLabel::forced(Why::Causal, x, t3));
                         best[s as usize].0 = NONE;
                     }
@@ -298,8 +300,8 @@ impl<T: ClockEntry> Walk<'_, T> {
 const AHEAD: usize = 4;
 
 /// The sessions where [`key_walk`] may find a forced edge: `next[s] <
-/// hi[s]`, or `last[s] > lo[s]` with `hi[s] > lo[s]`. Blocks of lanes
-/// without one are skipped after one branch-free pass.
+/// hi[s]`, or `last[s] > lo[s]` with `hi[s] > lo[s]`: a branch-free pass
+/// over each block of lanes makes a bit mask, whose set bits are pushed.
 fn flag<T: ClockEntry>(hi: &[T], lo: &[T], next: &[T], last: &[T], out: &mut Vec<u32>) {
     const LANES: usize = 16;
     let k = hi.len();
@@ -308,16 +310,15 @@ fn flag<T: ClockEntry>(hi: &[T], lo: &[T], next: &[T], last: &[T], out: &mut Vec
         let m = LANES.min(k - base);
         let (h, l) = (&hi[base..base + m], &lo[base..base + m]);
         let (nx, ls) = (&next[base..base + m], &last[base..base + m]);
-        let mut any = false;
+        // One bit a lane, set branch-free; then only the set bits.
+        let mut mask = 0u32;
         for q in 0..m {
-            any |= (nx[q] < h[q]) | ((ls[q] > l[q]) & (h[q] > l[q]));
+            let hit = (nx[q] < h[q]) | ((ls[q] > l[q]) & (h[q] > l[q]));
+            mask |= u32::from(hit) << q;
         }
-        if any {
-            for q in 0..m {
-                if (nx[q] < h[q]) | ((ls[q] > l[q]) & (h[q] > l[q])) {
-                    out.push((base + q) as u32);
-                }
-            }
+        while mask != 0 {
+            out.push(base as u32 + mask.trailing_zeros());
+            mask &= mask - 1;
         }
         base += m;
     }
