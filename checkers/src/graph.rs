@@ -66,11 +66,9 @@ impl<L: Copy> GraphBuilder<L> {
         self.earlier.iter().flatten().chain(&self.edges)
     }
 
-    /// A topological order of the nodes `keep` admits (Kahn's, last found
-    /// first), or `None` when the graph has a cycle: what [`Graph`] would
-    /// give, without laying out the labels a graph with no cycle to
-    /// explain never reads.
-    pub fn topo_order(&self, keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
+    /// Where each node's out-edges start in compressed sparse rows (the
+    /// last entry: the edge count).
+    fn offsets(&self) -> Vec<u32> {
         let n = self.nodes;
         let mut offsets = vec![0u32; n + 1];
         for &(f, _, _) in self.edges() {
@@ -79,6 +77,16 @@ impl<L: Copy> GraphBuilder<L> {
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
+        offsets
+    }
+
+    /// A topological order of the nodes `keep` admits (Kahn's, last found
+    /// first), or `None` when the graph has a cycle: what [`Graph`] would
+    /// give, without laying out the labels a graph with no cycle to
+    /// explain never reads.
+    pub fn topo_order(&self, keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
+        let n = self.nodes;
+        let offsets = self.offsets();
         let mut fill = offsets.clone();
         let mut targets = vec![0u32; offsets[n] as usize];
         let mut indeg = vec![0u32; n];
@@ -107,15 +115,8 @@ impl<L: Copy> GraphBuilder<L> {
 
     /// Freezes into compressed sparse rows.
     pub fn build(self) -> Graph<L> {
-        let n = self.nodes;
-        let mut offsets = vec![0u32; n + 1];
-        for &(f, _, _) in self.edges() {
-            offsets[f as usize + 1] += 1;
-        }
-        let m = offsets.iter().sum::<u32>() as usize;
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
+        let offsets = self.offsets();
+        let m = offsets[self.nodes] as usize;
         let mut fill = offsets.clone();
         let mut adj = vec![0u32; m];
         // Every slot is filled below; the first label is only a filler.

@@ -112,8 +112,9 @@ pub(crate) fn latest_in(run: &[u32], c: u32) -> Option<u32> {
 
 /// `len` zeroed clock entries for a walk that reads them at random: on
 /// Linux backed by huge pages where the kernel allows, as 4 KB pages would
-/// make nearly every clock read a TLB miss (about a quarter of the clock
-/// loops' time on 100 MB of clocks). A hint: without it, the same vector.
+/// make nearly every clock read a TLB miss (on 100 MB of clocks, a quarter
+/// of the certificate's cc samples sat on one prefetch). A hint: without
+/// it, the same vector.
 pub(crate) fn zeroed_clocks<T: ClockEntry>(len: usize) -> Vec<T> {
     let v = vec![T::default(); len];
     #[cfg(target_os = "linux")]

@@ -250,8 +250,7 @@ fn by_clocks<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) -> b
     true
 }
 
-/// How many transactions (or reads) ahead [`by_key_walk`] prefetches
-/// clocks.
+/// How many reads ahead [`by_key_walk`]'s walk prefetches clocks.
 const AHEAD: usize = 2;
 
 /// Vector clocks, all kept (`co.len() × sessions` entries), then one walk
@@ -275,16 +274,7 @@ fn by_key_walk<T: ClockEntry>(cx: &Past, preds: &impl Fn(u32, &mut Vec<u32>)) ->
     // Every clock, by co position.
     let mut clocks: Vec<T> = zeroed_clocks(co.len() * k);
     let mut ps: Vec<u32> = Vec::new();
-    let mut ahead: Vec<u32> = Vec::new();
     for (i, &t) in co.iter().enumerate() {
-        if let Some(&u) = co.get(i + AHEAD) {
-            // The clocks a later transaction joins are far apart in
-            // memory: ask for them now.
-            preds(u, &mut ahead);
-            for &p in &ahead {
-                prefetch(&clocks[pos[p as usize] as usize * k..][..k]);
-            }
-        }
         preds(t, &mut ps);
         let (done, row) = clocks.split_at_mut(i * k);
         let row = &mut row[..k];

@@ -182,7 +182,7 @@ struct Walk<'a, T> {
 }
 
 impl<T: ClockEntry> Walk<'_, T> {
-    /// Walks the keys of `writes` and `reads` (a part of [`walk_parts`]),
+    /// Walks the keys of `writes` and `reads` (a part of [`walk_parallel`]),
     /// adding their forced edges to `out`; false when the limit is hit.
     fn keys(&self, writes: &[WalkWrite], reads: &[WalkRead], out: &mut Forced) -> bool {
         let (cx, clocks, order, writers) = (self.cx, self.clocks, self.order, self.writers);
