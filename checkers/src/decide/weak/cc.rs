@@ -324,6 +324,10 @@ fn flag<T: ClockEntry>(hi: &[T], lo: &[T], next: &[T], last: &[T], out: &mut Vec
     }
 }
 
+/// The forced edges by one causal clock a transaction, in topological
+/// order, with each clock freed once its last successor has joined it:
+/// the search the key walks replace where their clock table would not fit
+/// ([`walk_fits`]); `false` when `limit` was hit.
 fn clocks<T: ClockEntry>(cx: &Ctx, out: &mut Forced, limit: Limit) -> bool {
     let ix = cx.ix;
     let n = ix.len();
