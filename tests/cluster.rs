@@ -138,15 +138,17 @@ fn views(log: &Path) -> String {
         .lines()
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            [
-                "suspect",
-                "view(",
-                "non-primary",
-                "non_prim",
-                "new cluster view",
-            ]
-            .iter()
-            .any(|w| l.contains(w))
+            // Not the provider's option list, which names evs.suspect_timeout.
+            !l.contains("passing config")
+                && [
+                    "suspect",
+                    "view(",
+                    "non-primary",
+                    "non_prim",
+                    "new cluster view",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
         })
         .collect();
     lines[lines.len().saturating_sub(30)..].join("\n")
