@@ -22,6 +22,18 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     if args.follow {
         return follow(&args, &progress);
     }
+    if args.stream {
+        return follow(&args, &progress);
+    }
+    if let Some(size) = streams_whole(&args) {
+        eprintln!(
+            "note: {} is {} MB: checked as it is read, in bounded memory (no certificate, no \
+             other level placed; --offline reads it whole)",
+            path.display(),
+            size / 1_000_000
+        );
+        return follow(&args, &progress);
+    }
     let times = crate::progress::stage_times();
     let h = progress.read(path, args.format)?;
     if let Some(t0) = times {
@@ -30,28 +42,65 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     check_read(&args, h, &progress)
 }
 
+/// From this size on, a finished JSONL history at a streamed level is
+/// checked as it is read: read whole, it would take about three times its
+/// size in memory.
+const STREAM_FROM: u64 = 512 << 20;
+
+/// The size of a finished history that `harness check` streams: JSONL, at
+/// least [`STREAM_FROM`] bytes, at a level the stream decides, and nothing
+/// asked that only the whole history gives (a certificate, `--use-dbts`,
+/// `--offline`).
+fn streams_whole(args: &CheckArgs) -> Option<u64> {
+    if args.offline || args.use_dbts || args.certify.is_some() {
+        return None;
+    }
+    if !checkers::stream::streams(args.level) {
+        return None;
+    }
+    let size = std::fs::metadata(&args.history).ok()?.len();
+    if size < STREAM_FROM {
+        return None;
+    }
+    let jsonl = match args.format {
+        history::Format::Auto => {
+            history::formats::detect(&args.history).ok()? == history::Format::Jsonl
+        }
+        f => f == history::Format::Jsonl,
+    };
+    jsonl.then_some(size)
+}
+
 /// `harness check --follow`: the streamed check while the file is written;
-/// what it leaves open goes to the offline check of the lines it read.
+/// what it leaves open goes to the offline check of the lines it read. A
+/// finished file (no `--follow`) is read to its end and no further.
 fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
     use checkers::stream::{ok_report, StreamOptions, Streamed};
     let path = &args.history;
-    if !matches!(args.format, history::Format::Auto | history::Format::Jsonl) {
-        bail!(
-            "--follow reads JSONL histories (the format the harness records), not {}",
-            args.format
-        );
+    let flag = if args.follow { "--follow" } else { "--stream" };
+    let format = match args.format {
+        // A file still being written may be empty yet.
+        history::Format::Auto if !args.follow => {
+            history::formats::detect(path).map_err(|e| anyhow::anyhow!("{e}"))?
+        }
+        f => f,
+    };
+    if !matches!(format, history::Format::Auto | history::Format::Jsonl) {
+        bail!("{flag} reads JSONL histories (the format the harness records), not {format}");
     }
     let t0 = std::time::Instant::now();
     let opts = StreamOptions::default();
+    let finished = std::sync::atomic::AtomicBool::new(true);
     let until = crate::follow::Until {
         idle: Some(args.idle),
         stop_on_anomaly: args.stop_on_anomaly,
-        writer_done: None,
+        writer_done: (!args.follow).then_some(&finished),
     };
     let f = crate::follow::follow(path, args.level, opts, &until, |why| {
         eprintln!("streamed check: anomaly found: {why}");
     })?;
-    if let Some(why) = &f.stopped {
+    // A finished file without its `end` line: the report's note says so.
+    if let (Some(why), true) = (&f.stopped, args.follow) {
         eprintln!(
             "note: {}: {why}; checking the {} bytes read",
             path.display(),
@@ -59,7 +108,8 @@ fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
         );
     }
     match f.streamed {
-        Some((Streamed::Ok, stats)) if !args.use_dbts => {
+        // A certificate or the database's timestamps need the whole history.
+        Some((Streamed::Ok, stats)) if !args.use_dbts && args.certify.is_none() => {
             let mut report = ok_report(args.level, &stats, &opts, t0.elapsed().as_millis() as u64);
             if !f.ended {
                 report.notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
@@ -417,8 +467,46 @@ fn why_no_dbts(h: &history::History) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::dot_paths;
+    use super::{dot_paths, streams_whole, STREAM_FROM};
     use std::path::{Path, PathBuf};
+
+    /// The check flags of `harness check PATH EXTRA...`.
+    fn check_args(path: &Path, extra: &[&str]) -> crate::cli::CheckArgs {
+        use clap::Parser;
+        let mut argv = vec!["harness", "check", path.to_str().unwrap()];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Check(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_large_jsonl_history_is_streamed_unless_the_whole_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        // A JSONL header and blank lines where the format is told, then
+        // holes up to the size (a sparse file).
+        let f = std::fs::File::create(&path).unwrap();
+        let mut head = b"{\"type\":\"header\",\"version\":1}".to_vec();
+        head.resize(1 << 20, b'\n');
+        std::io::Write::write_all(&mut &f, &head).unwrap();
+        f.set_len(STREAM_FROM - 1).unwrap();
+        assert_eq!(streams_whole(&check_args(&path, &["--level", "si"])), None);
+        f.set_len(STREAM_FROM).unwrap();
+        let streamed = |extra: &[&str]| streams_whole(&check_args(&path, extra));
+        assert_eq!(streamed(&["--level", "si"]), Some(STREAM_FROM));
+        assert_eq!(
+            streamed(&["--level", "strong-session-ser"]),
+            Some(STREAM_FROM)
+        );
+        // A level the stream does not decide, or what needs the whole file.
+        assert_eq!(streamed(&["--level", "rc"]), None);
+        assert_eq!(streamed(&["--level", "si", "--offline"]), None);
+        assert_eq!(streamed(&["--level", "si", "--use-dbts"]), None);
+        assert_eq!(streamed(&["--level", "si", "--certify", "c.json"]), None);
+        assert_eq!(streamed(&["--level", "si", "--format", "text"]), None);
+    }
 
     #[test]
     fn dot_files_are_one_per_counterexample() {

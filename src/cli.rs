@@ -451,6 +451,17 @@ pub struct CheckArgs {
     /// and check what was read so far.
     #[arg(long, requires = "follow")]
     pub stop_on_anomaly: bool,
+    /// Read the history whole even when it is large: a JSONL history of
+    /// 512 MiB or more at a streamed level (ser, si and their session
+    /// variants) is otherwise checked as it is read, in memory that does
+    /// not grow with it, with no certificate and no other level placed.
+    #[arg(long, conflicts_with = "follow")]
+    pub offline: bool,
+    /// Check a finished history as it is read whatever its size (as a
+    /// large one is): the streamed check, and the offline one only for
+    /// what it leaves open.
+    #[arg(long, conflicts_with_all = ["follow", "offline"])]
+    pub stream: bool,
 }
 
 fn parse_strategy(s: &str) -> Result<checkers::solve::Strategy, String> {

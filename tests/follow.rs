@@ -167,6 +167,103 @@ fn follow_hands_over_what_it_does_not_stream() {
 }
 
 #[test]
+fn stream_checks_a_finished_file_in_one_pass_with_the_offline_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("done.jsonl");
+    // No end line, and no writer: --stream reads to the end and answers at
+    // once (a --follow would wait for --idle).
+    std::fs::write(
+        &path,
+        String::from(HEADER) + "\n" + &serial_lines(300).join("\n") + "\n",
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "si", "--stream"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(50),
+        "it waited for --idle"
+    );
+    assert!(out.starts_with("si: ok (300 txns: 300 ok"), "{out}");
+    assert!(out.contains("method mini-transaction, streamed"), "{out}");
+    assert!(out.contains("no end line"), "{out}");
+    // A lost update at the end: the streamed check finds it, and the
+    // offline check of the same file gives the counterexample.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let base = wid(3, 75); // k2 last written by line 299: session 3, its 75th write
+    for s in [0, 1] {
+        text += &format!(
+            "{{\"id\":{},\"session\":{s},\"status\":\"ok\",\"ops\":[[\"r\",\"k2\",{base}],[\"w\",\"k2\",{}]]}}\n",
+            300 + s,
+            wid(s, 1000)
+        );
+    }
+    std::fs::write(&path, text).unwrap();
+    let streamed = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "ser",
+        "--stream",
+    ]);
+    let offline = harness(&[
+        "check",
+        path.to_str().unwrap(),
+        "--level",
+        "ser",
+        "--offline",
+    ]);
+    assert_eq!(
+        streamed.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&streamed),
+        stderr(&streamed)
+    );
+    assert!(
+        stderr(&streamed).contains("the offline check decides (lost update"),
+        "{}",
+        stderr(&streamed)
+    );
+    assert_eq!(stdout(&streamed), stdout(&offline));
+    assert!(
+        stdout(&streamed).contains("T300") && stdout(&streamed).contains("T301"),
+        "{}",
+        stdout(&streamed)
+    );
+    // Only JSONL streams; and a certificate needs the whole history.
+    let txt = dir.path().join("h.txt");
+    std::fs::write(&txt, "w(1,1,1,1)\nr(1,1,2,2)\n").unwrap();
+    let o = harness(&["check", txt.to_str().unwrap(), "--level", "ser", "--stream"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("--stream reads JSONL histories"),
+        "{}",
+        stderr(&o)
+    );
+    let cert = dir.path().join("cert.json");
+    let ok = dir.path().join("ok.jsonl");
+    std::fs::write(
+        &ok,
+        String::from(HEADER) + "\n" + &serial_lines(30).join("\n") + "\n",
+    )
+    .unwrap();
+    let o = harness(&[
+        "check",
+        ok.to_str().unwrap(),
+        "--level",
+        "si",
+        "--stream",
+        "--certify",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("streamed"), "{}", stdout(&o));
+    assert!(cert.exists());
+}
+
+#[test]
 fn follow_reports_a_broken_line_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.jsonl");

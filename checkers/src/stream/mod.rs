@@ -505,7 +505,7 @@ pub fn ok_report(level: Level, s: &StreamStats, opts: &StreamOptions, ms: u64) -
         level,
         verdict: Verdict::Ok,
         notes: vec![format!(
-            "checked as it was written: at most {} transactions in memory at once ({} retired, \
+            "checked in one pass as it was read: at most {} transactions in memory at once ({} retired, \
              window {}); the levels not implied by {level} were not placed",
             s.peak_kept, s.retired, opts.window
         )],
