@@ -22,15 +22,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use cli::{Cli, Command};
 
-/// mimalloc instead of the system allocator: the checkers allocate small
-/// objects by the million, and a streamed check frees on another thread
-/// what its reader allocated, where glibc's arenas are slow. Without
-/// transparent huge pages (`no_thp`): they made large checks faster but
-/// not steadily (compaction stalls of a second), and put megabytes on
-/// every small one.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Parses the command line, runs the subcommand, and maps the result to
 /// the exit codes of docs/cli.md.
 fn main() -> ExitCode {

@@ -221,6 +221,20 @@ pub fn parse_line_fast(line: &str) -> Result<Option<Record>, String> {
     parse_line(line)
 }
 
+/// [`parse_line_fast`] for a check that reads no more than a transaction's
+/// id, session, outcome, timing and ops: its `kind`, `error` and `node` are
+/// not kept (`None`) when the fast path takes the line. Every line is
+/// accepted or refused as [`parse_line`] would.
+pub fn parse_line_for_check(line: &str) -> Result<Option<Record>, String> {
+    let bytes = line.trim_end_matches('\r').as_bytes();
+    if bytes.first() == Some(&b'{') {
+        if let Some(t) = crate::jsonl_fast::parse_txn_kept(bytes, crate::jsonl_fast::Kept::Check) {
+            return Ok(Some(Record::Txn(t)));
+        }
+    }
+    parse_line(line)
+}
+
 /// Parses one line (without its newline). Blank lines give `Ok(None)`.
 pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
     if line.trim().is_empty() {
@@ -911,16 +925,26 @@ mod tests {
 /// The JSONL fast path ([`crate::jsonl_fast`]) against the general parser.
 #[cfg(test)]
 mod fast_path_tests {
-    use super::{parse_line, Record};
-    use crate::jsonl_fast::parse_txn;
+    use super::{parse_line, parse_line_for_check, Record};
+    use crate::jsonl_fast::{parse_txn, parse_txn_kept, Kept};
 
-    /// The fast path agrees with the general parser wherever it answers.
+    /// The fast path agrees with the general parser wherever it answers,
+    /// and its check-only form takes the same lines and drops only the
+    /// text fields.
     fn same(line: &str) -> bool {
         let fast = parse_txn(line.as_bytes());
+        let lean = parse_txn_kept(line.as_bytes(), Kept::Check);
+        assert_eq!(fast.is_some(), lean.is_some(), "{line}");
         let slow = parse_line(line);
+        if fast.is_none() {
+            assert_eq!(parse_line_for_check(line), slow.clone(), "{line}");
+        }
         match (fast, slow) {
             (Some(f), Ok(Some(Record::Txn(s)))) => {
                 assert_eq!(f, s, "{line}");
+                let mut s = s;
+                (s.kind, s.error, s.node) = (None, None, None);
+                assert_eq!(lean, Some(s), "{line}");
                 true
             }
             (Some(f), other) => panic!("{line}: fast {f:?}, general {other:?}"),

@@ -135,6 +135,16 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// [`opt_string`](Self::opt_string) for a field that is not kept: the
+    /// same lines are accepted, nothing is allocated.
+    fn skip_opt_string(&mut self) -> Option<Option<String>> {
+        if self.peek()? == b'n' {
+            self.null().map(|()| None)
+        } else {
+            self.str().map(|_| None)
+        }
+    }
+
     fn key(&mut self) -> Option<Key> {
         if self.peek()? == b'"' {
             self.str().map(Key::str)
@@ -269,14 +279,33 @@ impl<'a> Cur<'a> {
 /// Parses a transaction line of the usual shape; `None` sends the line to
 /// the general parser.
 pub(crate) fn parse_txn(line: &[u8]) -> Option<Txn> {
+    parse_txn_kept(line, Kept::All)
+}
+
+/// What a parse keeps of a transaction line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kept {
+    /// Every field.
+    All,
+    /// The fields a dependency check reads: not `kind`, `error` or `node`,
+    /// which are checked as text and dropped (no allocation).
+    Check,
+}
+
+/// [`parse_txn`], keeping `kept`: the lines accepted are the same.
+pub(crate) fn parse_txn_kept(line: &[u8], kept: Kept) -> Option<Txn> {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<Op>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    SCRATCH.with(|s| parse_txn_with(line, &mut s.borrow_mut()))
+    SCRATCH.with(|s| parse_txn_with(line, &mut s.borrow_mut(), kept))
 }
 
 /// [`parse_txn`] with a scratch vector for the ops.
-fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>) -> Option<Txn> {
+fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>, kept: Kept) -> Option<Txn> {
+    let text = |c: &mut Cur<'_>| match kept {
+        Kept::All => c.opt_string(),
+        Kept::Check => c.skip_opt_string(),
+    };
     let mut c = Cur { b: line, i: 0 };
     c.eat(b'{')?;
     let mut t = Txn::new(0, 0, Status::Ok, Vec::new());
@@ -317,7 +346,7 @@ fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>) -> Option<Txn> {
                 32
             }
             b"error" => {
-                t.error = c.opt_string()?;
+                t.error = text(&mut c)?;
                 64
             }
             b"dbts" => {
@@ -325,11 +354,11 @@ fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>) -> Option<Txn> {
                 128
             }
             b"kind" => {
-                t.kind = c.opt_string()?;
+                t.kind = text(&mut c)?;
                 256
             }
             b"node" => {
-                t.node = c.opt_string()?;
+                t.node = text(&mut c)?;
                 512
             }
             _ => return None,

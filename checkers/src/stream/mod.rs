@@ -75,7 +75,7 @@ impl Default for StreamOptions {
     fn default() -> StreamOptions {
         StreamOptions {
             window: 50_000,
-            batch: 25_000,
+            batch: 50_000,
         }
     }
 }
