@@ -8,6 +8,7 @@
 # Usage: scripts/bench-goals.sh [OUT_DIR] [ROW...]      (OUT default /tmp/isoharness-goals)
 #   ROW (default: all but the big ones):
 #     mini1m     26.1  1M mini-transactions (24 sessions), si, JSONL: <= 1 s
+#                      (the default check, read whole, and `check --stream`)
 #     follow     26.2  the streamed check (`harness check --follow`) of the 1M
 #                      history beside the offline check of it: <= 256 MB
 #                      (with mini10m, also of the 10M one: <= 10 s, <= 2 GB)
@@ -33,7 +34,8 @@
 #                      memdb mini and BlindW-RW) at rc ra cc pc si ser: when the
 #                      requested level is decided in < 10 ms, elapsed <= 100 ms
 #   Big rows, only when named or with BIG=1 (minutes to generate, GBs):
-#     mini10m    26.1  10M mini-transactions, si: <= 10 s, <= 2 GB (a ~6 GB file)
+#     mini10m    26.1  10M mini-transactions, si: <= 10 s, <= 2 GB (a 2.2 GB
+#                      file: the default check streams it, being >= 512 MiB)
 #     awdit22    26.4  cc at 2^22 events, AWDIT's causal generator, default keys
 #                      and sessions: <= 10 s, <= 4 GB
 #     keys22     27.5  cc at 2^22 events, 1024 keys, 64 sessions: <= 10 s, <= 4 GB
@@ -383,6 +385,8 @@ if want mini1m; then
   mini 1000000
   row "26.1 mini, 1M" "mini-transactions, 24 sessions, JSONL" si 1 "" "" "" "" -- \
     "$H" check mini-1000000.jsonl --level si --json --timeout "$TIMEOUT"
+  row "26.1 mini, 1M, streamed" "mini-transactions, 24 sessions, JSONL, \`check --stream\`" si 1 256 "" "" "" -- \
+    "$H" check mini-1000000.jsonl --level si --stream --json
 fi
 
 if want mini10m; then
