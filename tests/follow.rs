@@ -36,6 +36,20 @@ fn serial_lines(n: u64) -> Vec<String> {
 
 const HEADER: &str = r#"{"type":"header","version":1}"#;
 
+/// Two lines, transactions `id` (session 0) and `id + 1` (session 1): each
+/// reads `base` from `key` and overwrites it, a lost update.
+fn lost_update(id: u64, key: &str, base: u64) -> String {
+    (0..2)
+        .map(|s| {
+            format!(
+                "{{\"id\":{},\"session\":{s},\"status\":\"ok\",\"ops\":[[\"r\",\"{key}\",{base}],[\"w\",\"{key}\",{}]]}}\n",
+                id + s,
+                wid(s, 1000)
+            )
+        })
+        .collect()
+}
+
 /// `harness check PATH --level LEVEL --follow EXTRA...`.
 fn follow(path: &std::path::Path, level: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -92,14 +106,7 @@ fn follow_stops_at_the_first_anomaly_and_shows_its_counterexample() {
     }
     // Two transactions read k0's latest version and both overwrite it.
     let base = wid(2, 50); // k0 last written by line 198: session 2, its 50th write
-    text += &format!(
-        "{{\"id\":200,\"session\":0,\"status\":\"ok\",\"ops\":[[\"r\",\"k0\",{base}],[\"w\",\"k0\",{}]]}}\n",
-        wid(0, 1000)
-    );
-    text += &format!(
-        "{{\"id\":201,\"session\":1,\"status\":\"ok\",\"ops\":[[\"r\",\"k0\",{base}],[\"w\",\"k0\",{}]]}}\n",
-        wid(1, 1000)
-    );
+    text += &lost_update(200, "k0", base);
     // No end line: the writer is still "running"; the check must not wait
     // for it (nor for --idle) once it has found the anomaly.
     std::fs::write(&path, text).unwrap();
@@ -192,13 +199,7 @@ fn stream_checks_a_finished_file_in_one_pass_with_the_offline_verdict() {
     // offline check of the same file gives the counterexample.
     let mut text = std::fs::read_to_string(&path).unwrap();
     let base = wid(3, 75); // k2 last written by line 299: session 3, its 75th write
-    for s in [0, 1] {
-        text += &format!(
-            "{{\"id\":{},\"session\":{s},\"status\":\"ok\",\"ops\":[[\"r\",\"k2\",{base}],[\"w\",\"k2\",{}]]}}\n",
-            300 + s,
-            wid(s, 1000)
-        );
-    }
+    text += &lost_update(300, "k2", base);
     std::fs::write(&path, text).unwrap();
     let streamed = harness(&[
         "check",
