@@ -88,12 +88,20 @@ fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
     if !matches!(format, history::Format::Auto | history::Format::Jsonl) {
         bail!("{flag} reads JSONL histories (the format the harness records), not {format}");
     }
+    if !args.follow && !checkers::stream::streams(args.level) {
+        eprintln!(
+            "note: {} is not checked as it is read; checking the whole history",
+            args.level
+        );
+        return check_read(args, progress.read(path, args.format)?, progress);
+    }
     let t0 = std::time::Instant::now();
     let opts = StreamOptions::default();
     let finished = std::sync::atomic::AtomicBool::new(true);
     let until = crate::follow::Until {
         idle: Some(args.idle),
         stop_on_anomaly: args.stop_on_anomaly,
+        stop_when_decided: !args.follow,
         writer_done: (!args.follow).then_some(&finished),
     };
     let f = crate::follow::follow(path, args.level, opts, &until, |why| {
@@ -132,7 +140,13 @@ fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
                 ),
                 _ => {}
             }
-            let h = crate::follow::read_prefix(path, f.consumed)?;
+            // A finished file is read whole (the stream stopped where it
+            // decided); a followed one as far as it was read.
+            let h = if args.follow {
+                crate::follow::read_prefix(path, f.consumed)?
+            } else {
+                progress.read(path, args.format)?
+            };
             check_read(args, h, progress)
         }
     }

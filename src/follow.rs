@@ -129,6 +129,9 @@ pub struct Until<'a> {
     pub idle: Option<Duration>,
     /// Stop at the first anomaly the stream finds.
     pub stop_on_anomaly: bool,
+    /// Stop as soon as the stream has found an anomaly or handed over: a
+    /// finished file, which the offline check then reads whole.
+    pub stop_when_decided: bool,
     /// Set by the writer once it has finished (or failed): read to the
     /// file's current end, then stop.
     pub writer_done: Option<&'a AtomicBool>,
@@ -212,6 +215,10 @@ pub fn follow(
                     stopped = Some(format!("stopped at the first anomaly: {why}"));
                     break;
                 }
+            }
+            if let (Some(d), true) = (s.decided(), until.stop_when_decided) {
+                stopped = Some(format!("the stream has decided: {d:?}"));
+                break;
             }
         }
         quit.store(true, Ordering::Relaxed);

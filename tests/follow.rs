@@ -233,6 +233,15 @@ fn stream_checks_a_finished_file_in_one_pass_with_the_offline_verdict() {
         "{}",
         stdout(&streamed)
     );
+    // A level the stream does not decide: read whole at once.
+    let o = harness(&["check", path.to_str().unwrap(), "--level", "rc", "--stream"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("rc is not checked as it is read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).starts_with("rc: ok (302 txns"), "{}", stdout(&o));
     // Only JSONL streams; and a certificate needs the whole history.
     let txt = dir.path().join("h.txt");
     std::fs::write(&txt, "w(1,1,1,1)\nr(1,1,2,2)\n").unwrap();

@@ -61,6 +61,7 @@ pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<
             let until = Until {
                 idle: None,
                 stop_on_anomaly: stop_on,
+                stop_when_decided: false,
                 writer_done: Some(&done),
             };
             follow(&path, level, StreamOptions::default(), &until, |why| {
