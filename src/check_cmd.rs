@@ -19,10 +19,7 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     // before the verdict, and when it is dropped (before an error is
     // printed).
     let progress = std::sync::Arc::new(Reporter::stderr());
-    if args.follow {
-        return follow(&args, &progress);
-    }
-    if args.stream {
+    if args.follow || args.stream {
         return follow(&args, &progress);
     }
     if let Some(size) = streams_whole(&args) {
@@ -62,13 +59,8 @@ fn streams_whole(args: &CheckArgs) -> Option<u64> {
     if size < STREAM_FROM {
         return None;
     }
-    let jsonl = match args.format {
-        history::Format::Auto => {
-            history::formats::detect(&args.history).ok()? == history::Format::Jsonl
-        }
-        f => f == history::Format::Jsonl,
-    };
-    jsonl.then_some(size)
+    let format = history::formats::resolve(&args.history, args.format).ok()?;
+    (format == history::Format::Jsonl).then_some(size)
 }
 
 /// `harness check --follow`: the streamed check while the file is written;
@@ -80,10 +72,8 @@ fn follow(args: &CheckArgs, progress: &std::sync::Arc<Reporter>) -> Result<u8> {
     let flag = if args.follow { "--follow" } else { "--stream" };
     let format = match args.format {
         // A file still being written may be empty yet.
-        history::Format::Auto if !args.follow => {
-            history::formats::detect(path).map_err(|e| anyhow::anyhow!("{e}"))?
-        }
-        f => f,
+        history::Format::Auto if args.follow => history::Format::Auto,
+        f => history::formats::resolve(path, f).map_err(|e| anyhow::anyhow!("{e}"))?,
     };
     if !matches!(format, history::Format::Auto | history::Format::Jsonl) {
         bail!("{flag} reads JSONL histories (the format the harness records), not {format}");

@@ -216,8 +216,8 @@ pub fn follow(
                     break;
                 }
             }
-            if let (Some(d), true) = (s.decided(), until.stop_when_decided) {
-                stopped = Some(format!("the stream has decided: {d:?}"));
+            if until.stop_when_decided && s.decided().is_some() {
+                stopped = Some("the stream has decided".into());
                 break;
             }
         }

@@ -92,13 +92,8 @@ impl Reporter {
         path: &Path,
         format: history::Format,
     ) -> Result<history::History, history::ParseError> {
-        let jsonl = match format {
-            history::Format::Auto => {
-                path.is_file()
-                    && history::formats::detect(path).ok() == Some(history::Format::Jsonl)
-            }
-            f => f == history::Format::Jsonl,
-        };
+        let jsonl = path.is_file()
+            && history::formats::resolve(path, format).ok() == Some(history::Format::Jsonl);
         self.read_with(path, jsonl, |on_bytes| {
             history::formats::read_counting(path, format, on_bytes)
         })

@@ -236,6 +236,15 @@ fn detect_dir(dir: &Path) -> Result<Format, ParseError> {
     }
 }
 
+/// The format a `--format` flag names, with `auto` told from the content
+/// ([`detect`]).
+pub fn resolve(path: &Path, format: Format) -> Result<Format, ParseError> {
+    match format {
+        Format::Auto => detect(path),
+        f => Ok(f),
+    }
+}
+
 /// Guesses the format from the first bytes of a file (`None` when unsure).
 pub fn detect_bytes(prefix: &[u8]) -> Option<Format> {
     let text = match std::str::from_utf8(prefix) {
