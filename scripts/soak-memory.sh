@@ -10,7 +10,9 @@
 #
 # Usage: scripts/soak-memory.sh [DURATION ...]     (default: 1m 5m 15m)
 # Environment: HARNESS (a binary; default: build this tree), DB (sqlite),
-#   WORKLOAD (mini), LEVEL (ser), CLIENTS (8), OUT (a scratch folder).
+#   WORKLOAD (mini), LEVEL (ser), CLIENTS (8), OUT (a scratch folder),
+#   RUN_ARGS (more `harness run` flags, e.g. `--stream`: no read-back, so
+#   the overall peak is the peak while recording).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${HARNESS:-}" ]; then
@@ -18,19 +20,20 @@ if [ -z "${HARNESS:-}" ]; then
   HARNESS=$PWD/target/release/harness
 fi
 DB=${DB:-sqlite} WORKLOAD=${WORKLOAD:-mini} LEVEL=${LEVEL:-ser} CLIENTS=${CLIENTS:-8}
+read -r -a RUN_ARGS <<<"${RUN_ARGS:-}"
 OUT=${OUT:-$(mktemp -d /tmp/soak-memory.XXXXXX)}
 DURATIONS=${*:-1m 5m 15m}
 
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 mb() { echo $(( ($1 + 512) / 1024 )); }
 
-echo "| duration | txns | history | run: peak while recording | run: peak with the final read-back | follower: peak | follower: verdict |"
+echo "| duration | txns | history | run: peak while recording | run: overall peak (the read-back included, if any) | follower: peak | follower: verdict |"
 echo "|---|---|---|---|---|---|---|"
 for d in $DURATIONS; do
   dir=$OUT/$d
   rm -rf "$dir" && mkdir -p "$dir"
   "$HARNESS" run --db "$DB" --workload "$WORKLOAD" --level "$LEVEL" --clients "$CLIENTS" \
-    --duration "$d" --out "$dir" >"$dir/run.out" 2>"$dir/run.err" &
+    --duration "$d" --out "$dir" ${RUN_ARGS[@]+"${RUN_ARGS[@]}"} >"$dir/run.out" 2>"$dir/run.err" &
   run=$!
   hist=
   while [ -z "$hist" ] && kill -0 $run 2>/dev/null; do

@@ -42,7 +42,7 @@ pub fn command(args: CheckArgs) -> Result<u8> {
 /// From this size on, a finished JSONL history at a streamed level is
 /// checked as it is read: read whole, it would take about three times its
 /// size in memory.
-const STREAM_FROM: u64 = 512 << 20;
+pub(crate) const STREAM_FROM: u64 = 512 << 20;
 
 /// The size of a finished history that `harness check` streams: JSONL, at
 /// least [`STREAM_FROM`] bytes, at a level the stream decides, and nothing

@@ -181,6 +181,16 @@ pub struct RunArgs {
     /// history so far is checked and reported.
     #[arg(long)]
     pub stop_on_anomaly: bool,
+    /// Take the verdict of the check made while the run records, and do
+    /// not read the history back: statistics and charts come from what the
+    /// recorder counted as it wrote, so the run's memory stays flat however
+    /// long it runs (no certificate, no other level placed, no timeline of
+    /// every transaction). A run does this by itself once its history
+    /// reaches 512 MiB. Only `--workload mini` at ser, si and their session
+    /// variants is checked as it records; a streamed anomaly, or any other
+    /// run, is read back and checked whole.
+    #[arg(long)]
+    pub stream: bool,
     /// memdb only: switch on an isolation bug (lost-update, stale-read,
     /// fractured-read, write-skew, long-fork, aborted-read, lost-write).
     #[arg(long, value_parser = parse_bug)]

@@ -11,6 +11,7 @@ mod follow;
 mod nemesis;
 mod output;
 mod progress;
+mod quantiles;
 mod report;
 mod report_cmd;
 mod run;

@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::output::print_out;
-use crate::report::{load_report, write};
+use crate::report::{load_report, write, Drawn};
 
 /// Arguments of `harness report`.
 #[derive(Args, Debug, Clone)]
@@ -77,7 +77,7 @@ pub fn command(args: ReportArgs) -> Result<u8> {
             h.txns.len()
         );
     }
-    let out = write(dir, &h)?;
+    let out = write(dir, &Drawn::Whole(&h))?;
     print_out(&format!("report: {}\n", out.display()));
     Ok(0)
 }

@@ -326,3 +326,121 @@ fn a_run_stops_at_its_first_anomaly_with_stop_on_anomaly() {
     assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     assert!(text.contains("streamed check: ser ok ("), "{text}");
 }
+
+/// The nearest-rank percentile of sorted `xs`, in ms.
+fn ms_at(xs: &[u64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
+    xs[rank.clamp(1, xs.len()) - 1] as f64 / 1e6
+}
+
+#[test]
+fn a_streamed_run_reports_what_its_history_holds_without_reading_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let args = [
+        "run", "--db", "memdb", "--level", "si", "--txns", "6000", "--seed", "9", "--out", out,
+    ];
+    let o = harness(&[&args[..], &["--stream"]].concat());
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{text}{err}");
+    assert!(text.starts_with("verdict: ok (si)"), "{text}");
+    assert!(err.contains("was not read back (--stream)"), "{err}");
+    let run = run_dir(dir.path());
+    let report = read_report(&run);
+    assert_eq!(report["check"]["method"], "mini-transaction, streamed");
+    assert!(
+        !run.join("certificate.json").exists(),
+        "a streamed ok has no certificate"
+    );
+    // What the recorder counted is what the history on disk holds.
+    let h = read_history(&run, 6000);
+    let workload: Vec<&history::Txn> = workload_txns(&h).collect();
+    let count = |s: history::Status| workload.iter().filter(|t| t.status == s).count() as u64;
+    let counts = &report["counts"];
+    assert_eq!(counts["total"], 6000);
+    assert_eq!(counts["committed"], count(history::Status::Ok));
+    assert_eq!(counts["failed"], count(history::Status::Fail));
+    assert_eq!(counts["info"], count(history::Status::Info));
+    let mut lat: Vec<u64> = workload
+        .iter()
+        .filter(|t| t.status == history::Status::Ok)
+        .map(|t| t.end.unwrap() - t.start.unwrap())
+        .collect();
+    lat.sort_unstable();
+    let l = &report["latency_ms"];
+    for (p, field) in [(50.0, "p50"), (95.0, "p95"), (99.0, "p99"), (100.0, "max")] {
+        assert_eq!(l[field].as_f64(), Some(ms_at(&lat, p)), "{field}: {l}");
+    }
+    let finals = h.txns.iter().filter(|t| is_final_read(t)).count();
+    assert!(finals > 0);
+    assert_eq!(report["final_reads"]["txns"], finals as u64);
+    // The charts over time are drawn from the recorder's buckets; the
+    // timeline of every transaction is not.
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(html.contains("committed throughput (txn/s)"), "{html}");
+    assert!(html.contains("<polyline"), "{html}");
+    assert!(
+        html.contains(&format!(
+            "Not drawn: the run's {} transactions",
+            h.txns.len()
+        )),
+        "{html}"
+    );
+
+    // Without --stream a run this small is read back, checked whole and
+    // certified.
+    let dir = tempfile::tempdir().unwrap();
+    let out2 = dir.path().to_str().unwrap();
+    let o = harness(&[&args[..10], &[out2]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let run = run_dir(dir.path());
+    assert_ne!(
+        read_report(&run)["check"]["method"],
+        "mini-transaction, streamed"
+    );
+    assert!(run.join("certificate.json").exists());
+    assert!(std::fs::read_to_string(run.join("report.html"))
+        .unwrap()
+        .contains("id=\"latency-raw\""));
+}
+
+#[test]
+fn a_streamed_run_reads_back_what_the_stream_does_not_decide() {
+    // An anomaly: the history is read back for its counterexample.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = harness(&[
+        "run",
+        "--db",
+        "memdb",
+        "--bug",
+        "lost-update",
+        "--txns",
+        "3000",
+        "--stream",
+        "--out",
+        out,
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("lost update"), "{text}");
+    assert!(!err.contains("not read back"), "{err}");
+    let run = run_dir(dir.path());
+    assert_ne!(
+        read_report(&run)["check"]["method"],
+        "mini-transaction, streamed"
+    );
+    // A level the stream does not check: said, then read back.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = harness(&[
+        "run", "--db", "memdb", "--level", "rc", "--txns", "500", "--stream", "--out", out,
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{}{err}", stdout(&o));
+    assert!(
+        err.contains("warning: --stream: only mini-transactions"),
+        "{err}"
+    );
+    assert!(err.contains("read back and checked whole"), "{err}");
+}

@@ -12,7 +12,7 @@ use history::{History, Key, Op};
 use serde_json::Value;
 
 use super::escape::escape;
-use super::{cycle, plot, timeline};
+use super::{cycle, plot, timeline, Drawn};
 
 /// A JSON value as escaped text: strings bare, absent values as a dash.
 fn text(v: &Value) -> String {
@@ -75,8 +75,8 @@ svg.cycle .elabel { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-w
 ";
 
 /// Renders the page. `run` is the whole `report.json`; `check` its `check`
-/// part; `h` the run's history.
-pub fn render(run: &Value, check: &Report, h: &History) -> String {
+/// part; `drawn` the run's history or what its recorder kept.
+pub fn render(run: &Value, check: &Report, drawn: &Drawn) -> String {
     let mut s = String::new();
     let info = &run["run"];
     let id = info["id"].as_str().unwrap_or("run");
@@ -94,8 +94,26 @@ pub fn render(run: &Value, check: &Report, h: &History) -> String {
     tested_little(&mut s, info);
     run_info(&mut s, info);
     outcomes(&mut s, run);
-    over_time(&mut s, h);
-    let axis = every_txn(&mut s, h, check);
+    let axis = match drawn {
+        Drawn::Whole(h) => {
+            over_time(&mut s, plot::bucket(h).as_ref(), &h.faults);
+            every_txn(&mut s, h, check)
+        }
+        Drawn::Kept {
+            buckets,
+            faults,
+            txns,
+        } => {
+            over_time(&mut s, buckets.as_ref(), faults);
+            let _ = writeln!(
+                s,
+                "<h2 id=\"timeline\">Timeline</h2>\n<p class=\"muted\">Not drawn: the run's {txns} \
+                 transactions were checked and counted as they were recorded, and the history \
+                 was not read back (<code>harness report</code> on the run folder draws them).</p>"
+            );
+            None
+        }
+    };
     by_kind(&mut s, &run["abort_rate"]);
     end_check(&mut s, &run["end_check"]);
     check_details(&mut s, check);
@@ -273,13 +291,13 @@ fn outcomes(s: &mut String, run: &Value) {
     }
 }
 
-fn over_time(s: &mut String, h: &History) {
+fn over_time(s: &mut String, b: Option<&plot::Buckets>, fault_list: &[history::Fault]) {
     s.push_str("<h2>Over time</h2>\n");
-    let Some(b) = plot::bucket(h) else {
+    let Some(b) = b else {
         s.push_str("<p class=\"muted\">The history has no transaction times.</p>\n");
         return;
     };
-    let faults = plot::fault_bands(h, &b);
+    let faults = plot::fault_bands(fault_list, b);
     let shaded = if faults.is_empty() {
         ""
     } else {
@@ -349,14 +367,14 @@ fn over_time(s: &mut String, h: &History) {
         s.push_str(&plot::chart(c));
         s.push('\n');
     }
-    if h.faults.is_empty() {
+    if fault_list.is_empty() {
         return;
     }
     s.push_str(
         "<h3>Faults</h3>\n<table><tr><th>kind</th><th>target</th><th>start (s)</th>\
          <th>end (s)</th><th>applied</th><th>detail</th></tr>\n",
     );
-    for (f, band) in h.faults.iter().zip(&faults) {
+    for (f, band) in fault_list.iter().zip(&faults) {
         let end = match f.end {
             Some(_) => escape(&plot::fmt_num(band.to_s)),
             None => "&ndash;".into(),
@@ -401,7 +419,7 @@ struct Axis {
 /// axis of the charts; `None` when the history has no times.
 fn every_txn(s: &mut String, h: &History, check: &Report) -> Option<Axis> {
     let b = plot::bucket(h)?;
-    let faults = plot::fault_bands(h, &b);
+    let faults = plot::fault_bands(&h.faults, &b);
     let marks: Vec<&checkers::TxnView> = check.anomalies.iter().flat_map(|a| &a.txns).collect();
     let tl = timeline::timeline(h, &b, &faults, &marks);
     let _ = writeln!(

@@ -8,13 +8,14 @@ mod cycle;
 mod escape;
 mod html;
 mod plot;
+pub use plot::Bucketing;
 mod timeline;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use history::History;
+use history::{Fault, History};
 use serde::Deserialize as _;
 use serde_json::Value;
 
@@ -38,10 +39,25 @@ pub(crate) fn load_report(dir: &Path) -> Result<(Value, checkers::Report)> {
     Ok((run, check))
 }
 
+/// What the page is drawn from.
+pub enum Drawn<'a> {
+    /// The whole history, read back: every chart, the timeline and every
+    /// transaction's latency.
+    Whole(&'a History),
+    /// What the recorder of a run too long to read back kept as it wrote
+    /// (see [`Bucketing`]): the charts over time and the faults; the
+    /// drawings of every transaction are left out.
+    Kept {
+        buckets: Option<plot::Buckets>,
+        faults: &'a [Fault],
+        txns: u64,
+    },
+}
+
 /// Writes `report.html` and one `anomaly-<n>.dot` and `.svg` per counterexample into
-/// the run folder `dir`, from its `report.json` and its history `h`;
+/// the run folder `dir`, from its `report.json` and what `drawn` gives;
 /// returns the HTML's path.
-pub fn write(dir: &Path, h: &History) -> Result<PathBuf> {
+pub fn write(dir: &Path, drawn: &Drawn) -> Result<PathBuf> {
     let (run, check) = load_report(dir)?;
     for (i, a) in check.anomalies.iter().enumerate() {
         for (ext, text) in [("dot", checkers::to_dot(a)), ("svg", cycle::standalone(a))] {
@@ -50,7 +66,7 @@ pub fn write(dir: &Path, h: &History) -> Result<PathBuf> {
         }
     }
     let out = dir.join("report.html");
-    fs::write(&out, html::render(&run, &check, h))
+    fs::write(&out, html::render(&run, &check, drawn))
         .with_context(|| format!("cannot write {}", out.display()))?;
     Ok(out)
 }

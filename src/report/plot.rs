@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use history::{History, Status};
+use history::{Fault, History, Status, Txn};
+
+use crate::quantiles::Latencies;
 
 pub(super) use super::axes::*;
 use super::escape::escape;
@@ -98,12 +100,6 @@ impl Buckets {
     }
 }
 
-/// The value at percentile `p` (nearest rank) of sorted `xs`.
-fn percentile(xs: &[u64], p: f64) -> u64 {
-    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
-    xs[rank.clamp(1, xs.len()) - 1]
-}
-
 /// The times a history spans: over its transactions (the range the plots
 /// show) and over everything, faults included (for the origin); `None`
 /// when no transaction has a time.
@@ -158,50 +154,162 @@ pub fn bucket(h: &History) -> Option<Buckets> {
     // Buckets on round clock values, from the one holding the first time.
     let t0 = origin + (first - origin) / width * width;
     let n = (t1 - t0 + 1).div_ceil(width) as usize;
-    let mut b = Buckets {
-        origin,
-        t0,
-        first,
-        last: t1,
-        width,
-        committed: vec![0; n],
-        attempted: vec![0; n],
-        aborted: vec![0; n],
-        p50_ms: vec![None; n],
-        p99_ms: vec![None; n],
-    };
-    let mut lat: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut b = Bucketing::new(origin, t0, width, n, usize::MAX);
     for t in &h.txns {
-        let Some(at) = t.end.or(t.start) else {
-            continue;
-        };
-        let i = ((at.saturating_sub(t0) / width) as usize).min(n - 1);
-        b.attempted[i] += 1;
-        match t.status {
-            Status::Ok => {
-                b.committed[i] += 1;
-                if let (Some(s), Some(e)) = (t.start, t.end) {
-                    lat[i].push(e.saturating_sub(s));
-                }
-            }
-            Status::Fail | Status::Info => b.aborted[i] += 1,
-        }
+        b.add(t);
     }
-    for (i, xs) in lat.iter_mut().enumerate() {
-        if xs.is_empty() {
-            continue;
-        }
-        xs.sort_unstable();
-        b.p50_ms[i] = Some(percentile(xs, 50.0) as f64 / 1e6);
-        b.p99_ms[i] = Some(percentile(xs, 99.0) as f64 / 1e6);
-    }
-    Some(b)
+    b.finish()
 }
 
-/// The fault windows of `h`, on the time axis of `b`.
-pub fn fault_bands(h: &History, b: &Buckets) -> Vec<FaultBand> {
+/// The first bucket width of [`Bucketing::growing`]: 1 ms.
+const FIRST_WIDTH: u64 = 1_000_000;
+/// The latencies a bucket of [`Bucketing::growing`] keeps exactly (128 kB)
+/// before it counts them in a histogram.
+const GROWING_EXACT: usize = 1 << 14;
+
+/// Buckets filled one transaction at a time: over the range of a history
+/// read whole ([`bucket`]), or, for the recorder of a run, over a range
+/// that grows with the run. The growing kind starts at the harness clock's
+/// 0 with buckets of 1 ms and, when a time falls past its last bucket,
+/// merges neighbours into buckets 2 and then 5 times wider (1, 2, 10, 20,
+/// 100 ms ...), so that it never holds more than [`BUCKETS`] buckets and
+/// their widths stay round. Each bucket's latencies are exact up to a cap,
+/// then a histogram: an hour-long run's charts take no more memory than a
+/// minute's.
+#[derive(Clone, Debug)]
+pub struct Bucketing {
+    origin: u64,
+    t0: u64,
+    width: u64,
+    /// Whether the range grows (else a late time counts in the last
+    /// bucket).
+    grows: bool,
+    /// The next growth factor (2, then 5, then 2 ...).
+    factor: u64,
+    cap: usize,
+    range: Option<(u64, u64)>,
+    committed: Vec<u64>,
+    attempted: Vec<u64>,
+    aborted: Vec<u64>,
+    lat: Vec<Latencies>,
+}
+
+impl Bucketing {
+    fn new(origin: u64, t0: u64, width: u64, n: usize, cap: usize) -> Bucketing {
+        Bucketing {
+            origin,
+            t0,
+            width,
+            grows: false,
+            factor: 2,
+            cap,
+            range: None,
+            committed: vec![0; n],
+            attempted: vec![0; n],
+            aborted: vec![0; n],
+            lat: vec![Latencies::coarse(cap); n],
+        }
+    }
+
+    /// Buckets over the harness clock from 0, as long as the run lasts.
+    pub fn growing() -> Bucketing {
+        Bucketing {
+            grows: true,
+            ..Bucketing::new(0, 0, FIRST_WIDTH, BUCKETS as usize, GROWING_EXACT)
+        }
+    }
+
+    /// Counts `t` in the bucket of its end (its start when it has none);
+    /// a transaction with neither is not drawn.
+    pub fn add(&mut self, t: &Txn) {
+        let Some(at) = t.end.or(t.start) else {
+            return;
+        };
+        for x in [t.start, t.end].into_iter().flatten() {
+            self.range = Some(match self.range {
+                None => (x, x),
+                Some((lo, hi)) => (lo.min(x), hi.max(x)),
+            });
+        }
+        let n = self.committed.len();
+        let mut i = (at.saturating_sub(self.t0) / self.width) as usize;
+        while self.grows && i >= n {
+            self.grow();
+            i = (at.saturating_sub(self.t0) / self.width) as usize;
+        }
+        let i = i.min(n - 1);
+        self.attempted[i] += 1;
+        match t.status {
+            Status::Ok => {
+                self.committed[i] += 1;
+                if let (Some(s), Some(e)) = (t.start, t.end) {
+                    self.lat[i].add(e.saturating_sub(s));
+                }
+            }
+            Status::Fail | Status::Info => self.aborted[i] += 1,
+        }
+    }
+
+    /// Merges each `factor` neighbours into one bucket.
+    fn grow(&mut self) {
+        let k = self.factor as usize;
+        let n = self.committed.len();
+        for v in [&mut self.committed, &mut self.attempted, &mut self.aborted] {
+            let merged: Vec<u64> = v.chunks(k).map(|c| c.iter().sum()).collect();
+            v.fill(0);
+            v[..merged.len()].copy_from_slice(&merged);
+        }
+        let mut old = std::mem::replace(&mut self.lat, vec![Latencies::coarse(self.cap); n]);
+        for (j, chunk) in old.chunks_mut(k).enumerate() {
+            for l in chunk {
+                let l = std::mem::replace(l, Latencies::coarse(self.cap));
+                self.lat[j].merge(l);
+            }
+        }
+        self.width *= self.factor;
+        self.factor = if self.factor == 2 { 5 } else { 2 };
+    }
+
+    /// The buckets, up to the one of the last time; `None` when no
+    /// transaction had a time.
+    pub fn finish(mut self) -> Option<Buckets> {
+        let (first, last) = self.range?;
+        let used = if self.grows {
+            (last.saturating_sub(self.t0) / self.width + 1) as usize
+        } else {
+            self.committed.len()
+        }
+        .min(self.committed.len());
+        let mut p50_ms = Vec::with_capacity(used);
+        let mut p99_ms = Vec::with_capacity(used);
+        for l in &mut self.lat[..used] {
+            let some = l.count() > 0;
+            let [p50, p99] = l.percentiles([50.0, 99.0]);
+            p50_ms.push(some.then(|| p50 as f64 / 1e6));
+            p99_ms.push(some.then(|| p99 as f64 / 1e6));
+        }
+        self.committed.truncate(used);
+        self.attempted.truncate(used);
+        self.aborted.truncate(used);
+        Some(Buckets {
+            origin: self.origin,
+            t0: self.t0,
+            first,
+            last,
+            width: self.width,
+            committed: self.committed,
+            attempted: self.attempted,
+            aborted: self.aborted,
+            p50_ms,
+            p99_ms,
+        })
+    }
+}
+
+/// The fault windows of `faults`, on the time axis of `b`.
+pub fn fault_bands(faults: &[Fault], b: &Buckets) -> Vec<FaultBand> {
     let rel = |t: u64| t.saturating_sub(b.origin) as f64 / 1e9;
-    h.faults
+    faults
         .iter()
         .map(|f| FaultBand {
             kind: f.kind.clone(),
@@ -467,10 +575,48 @@ mod tests {
             .iter()
             .flatten()
             .all(|&l| (l - 0.699983).abs() < 1e-9));
-        let bands = fault_bands(&h, &b);
+        let bands = fault_bands(&h.faults, &b);
         assert_eq!(bands.len(), 1);
         assert_eq!(b.t0, 0, "the run's clock starts at 0");
         assert!((bands[0].from_s - 0.2).abs() < 1e-9 && (bands[0].to_s - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn growing_buckets_merge_into_round_widths_and_lose_nothing() {
+        // Times up to 999.7 ms: buckets of 1, then 2, then 10 ms, whose 100
+        // reach 1 s.
+        let mut h = history();
+        let mut g = Bucketing::growing();
+        for t in &h.txns {
+            g.add(t);
+        }
+        let b = g.finish().unwrap();
+        assert_eq!(b.width, 10_000_000, "1 -> 2 -> 10 ms");
+        assert_eq!(b.t0, 0);
+        assert_eq!(b.committed.len(), 100);
+        // The same buckets as a fixed range of that width gives.
+        let mut fixed = Bucketing::new(0, 0, b.width, 100, usize::MAX);
+        for t in &h.txns {
+            fixed.add(t);
+        }
+        assert_eq!(fixed.finish().unwrap(), b);
+        // One more, at 1.5 s: 20 ms buckets, 76 of them, nothing lost.
+        let mut late = txn(1000, Status::Ok, 1_499_000_000, Some(1_500_000_000));
+        late.session = 3;
+        h.txns.push(late);
+        let mut g = Bucketing::growing();
+        for t in &h.txns {
+            g.add(t);
+        }
+        let b = g.finish().unwrap();
+        assert_eq!((b.width, b.committed.len()), (20_000_000, 76));
+        let (ok, fail, info) = h.status_counts();
+        assert_eq!(b.committed.iter().sum::<u64>(), ok as u64);
+        assert_eq!(b.aborted.iter().sum::<u64>(), (fail + info) as u64);
+        assert_eq!(b.p50_ms[75], Some(1.0));
+        // Each 20 ms bucket holds 20 transactions, 16 of them committed.
+        assert!(b.committed[..50].iter().all(|&c| c == 16), "{b:?}");
+        assert_eq!((b.first, b.last), (17, 1_500_000_000));
     }
 
     #[test]
@@ -504,7 +650,7 @@ mod tests {
     fn charts_shade_faults_and_name_them() {
         let h = history();
         let b = bucket(&h).unwrap();
-        let bands = fault_bands(&h, &b);
+        let bands = fault_bands(&h.faults, &b);
         let svg = chart(&Chart {
             title: "throughput",
             bucket_s: b.width_s(),
@@ -533,7 +679,7 @@ mod tests {
         h.faults[0].detail = Some("halves: galera-1 | galera-2 <galera-3>".into());
         h.faults[0].end = Some(600_000_000);
         let b = bucket(&h).unwrap();
-        let bands = fault_bands(&h, &b);
+        let bands = fault_bands(&h.faults, &b);
         assert_eq!(bands[0].label(), "partition halves");
         let svg = chart(&Chart {
             title: "throughput",

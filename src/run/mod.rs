@@ -206,14 +206,16 @@ struct Phase {
     /// The signal that stopped the clients early, if one did.
     interrupted: Option<&'static str>,
     recorded: recorder::Recorded,
+    /// What the recorder counted as it wrote (taken once, for the report).
+    kept: Option<recorder::Kept>,
     elapsed: Duration,
     warnings: Vec<String>,
     /// The workload's end-of-run check of the final state, when it ran.
     end_check: Option<workloads::EndReport>,
     /// What the final reads did; `None` with `--no-final-reads`.
     final_reads: Option<final_reads::Done>,
-    /// The verdict of the check made while recording, as a summary line.
-    streamed: Option<String>,
+    /// The verdict of the check made while recording.
+    streamed: Option<streamed::Ended>,
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
@@ -367,9 +369,9 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         };
         phase.warnings.extend(settled);
         phase.streamed = streamed;
-        anyhow::Ok((location, iso, phase, tables, kept))
+        anyhow::Ok((location, iso, header, phase, tables, kept))
     })();
-    let (location, iso, phase, tables, kept_why) = match result {
+    let (location, iso, header, mut phase, tables, kept_why) = match result {
         Ok(r) => r,
         Err(e) => {
             // Nothing was recorded: leave no run folder behind. A history,
@@ -382,37 +384,51 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     };
     let finished = now_rfc3339();
 
+    let recorder::Kept {
+        stats: counted,
+        buckets,
+        faults,
+    } = phase
+        .kept
+        .take()
+        .ok_or_else(|| anyhow!("the recorder's counts were taken twice"))?;
+    let st = counted.finish(phase.elapsed.as_secs_f64());
     // The clients' bar is gone: say what happens while the history is
     // read back and checked (a spinner, or a status line every 10 s).
     let progress = Arc::new(crate::progress::Reporter::stderr());
-    let h = progress
-        .read_recorded(&history_path)
-        .with_context(|| "cannot read back the recorded history")?;
-    let mut opts = CheckOptions {
-        timeout: crate::output::limit(args.check_timeout),
-        ..CheckOptions::default()
+    let (h, mut report) = match not_read_back(&args, &phase, &history_path) {
+        Some(report) => (None, report),
+        None => {
+            let h = progress
+                .read_recorded(&history_path)
+                .with_context(|| "cannot read back the recorded history")?;
+            let mut opts = CheckOptions {
+                timeout: crate::output::limit(args.check_timeout),
+                ..CheckOptions::default()
+            };
+            progress.watch(&mut opts, false);
+            let report = checkers::check(&h, args.level, &opts);
+            (Some(h), report)
+        }
     };
-    progress.watch(&mut opts, false);
-    let mut report = checkers::check(&h, args.level, &opts);
     // A run in which nothing committed has nothing to check, as `harness
     // check` says: its history and report are still written, the report
     // without an `ok`, and the run exits 2.
     let hint = "`harness check --allow-empty` on it checks it anyway";
-    let nothing = crate::check_cmd::nothing_to_check(&history_path, &h, hint).or_else(|| {
-        // Final reads alone read nothing anyone wrote.
-        let total = h.txns.iter().filter(|t| !stats::is_final_read(t)).count();
-        let committed = h
-            .txns
-            .iter()
-            .any(|t| t.status == history::Status::Ok && !stats::is_final_read(t));
-        (!committed).then(|| {
-            format!(
-                "{}: nothing to check: none of its {total} workload transactions committed \
-                 (only its final reads did); {hint}",
-                history_path.display()
-            )
-        })
-    });
+    let nothing = h
+        .as_ref()
+        .and_then(|h| crate::check_cmd::nothing_to_check(&history_path, h, hint))
+        .or_else(|| {
+            // Final reads alone read nothing anyone wrote.
+            (st.outcomes.committed == 0).then(|| {
+                format!(
+                    "{}: nothing to check: none of its {} workload transactions committed \
+                     (only its final reads did); {hint}",
+                    history_path.display(),
+                    st.outcomes.total
+                )
+            })
+        });
     if let Some(why) = &nothing {
         report.verdict = Verdict::Unknown;
         report.fails.clear();
@@ -427,13 +443,12 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     if let Some(cert) = report.certificate.take() {
         crate::check_cmd::write_certificate(&dir.join("certificate.json"), &cert)?;
     }
-    let st = stats::compute(&h, phase.elapsed.as_secs_f64());
-    let little = stats::tested_little(&h, &st, !nemesis.describe().is_empty());
+    let little = stats::tested_little(&faults, &st, !nemesis.describe().is_empty());
     // The final reads, counted apart; reported when there was something to
     // read (or the history has some).
     let mut warnings = phase.warnings.clone();
     let final_reads = phase.final_reads.as_ref().and_then(|done| {
-        let mut f = stats::final_reads(&h);
+        let mut f = st.final_reads.clone();
         f.waited_s = done.waited.map(|w| w.as_secs_f64());
         if done.planned > 0 && f.ok == 0 && phase.interrupted.is_none() {
             warnings.push(format!(
@@ -454,12 +469,8 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         key_order: matches!(wl.name(), "blindw" | "range").then(|| cfg.key_order.to_string()),
         level: args.level.name().into(),
         isolation: iso.name.into(),
-        server: h.header.as_ref().and_then(|hd| hd.server.clone()),
-        settings: h
-            .header
-            .as_ref()
-            .map(|hd| hd.settings.clone())
-            .unwrap_or_default(),
+        server: header.server.clone(),
+        settings: header.settings.clone(),
         seed,
         clients: args.clients,
         keys: cfg.keys,
@@ -471,7 +482,8 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         duration_s: args.duration.map(|d| d.as_secs_f64()),
         started,
         finished,
-        complete: h.end.is_some(),
+        // The recorder wrote the end line, or the run failed before this.
+        complete: h.as_ref().is_none_or(|h| h.end.is_some()),
         interrupted: phase.interrupted.is_some(),
         interrupted_by: phase.interrupted,
         tested_little: little.clone(),
@@ -488,12 +500,20 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         info,
         &st,
         &report,
-        &h.faults,
+        &faults,
         (phase.end_check.as_ref(), final_reads.as_ref()),
     )?;
     // The HTML report and the DOT drawings; the verdict stands without them.
     progress.stage("run: writing report.html");
-    let html = crate::report::write(&dir, &h);
+    let drawn = match &h {
+        Some(h) => crate::report::Drawn::Whole(h),
+        None => crate::report::Drawn::Kept {
+            buckets: buckets.finish(),
+            faults: &faults,
+            txns: phase.recorded.txns,
+        },
+    };
+    let html = crate::report::write(&dir, &drawn);
     progress.finish();
     if let Err(e) = html {
         eprintln!("warning: {e:#}");
@@ -503,7 +523,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
     }
     print_summary(
         &report,
-        h.header.as_ref(),
+        Some(&header),
         (&st, final_reads.as_ref()),
         (&phase, &warnings),
         &little,
@@ -528,6 +548,33 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         args.level,
         phase.end_check.as_ref(),
     ))
+}
+
+/// The streamed check's `ok` report, when the run takes it as its verdict
+/// and does not read its history back: with `--stream`, or once the history
+/// is so large ([`crate::check_cmd::STREAM_FROM`]) that reading it whole
+/// would take about three times its size in memory. The statistics and
+/// charts then come from what the recorder counted as it wrote, so the
+/// run's memory does not grow with its length. An anomaly, or a level or
+/// workload the stream does not check, is read back and checked whole.
+fn not_read_back(args: &RunArgs, phase: &Phase, history: &Path) -> Option<Report> {
+    let ok = phase.streamed.as_ref()?.ok.as_ref()?;
+    let size = fs::metadata(history).map_or(0, |m| m.len());
+    let why = if args.stream {
+        "--stream".to_string()
+    } else if size >= crate::check_cmd::STREAM_FROM {
+        format!("the history is {} MB", size / 1_000_000)
+    } else {
+        return None;
+    };
+    let mut report = ok.clone();
+    report.notes.push(format!(
+        "the run's history was not read back ({why}): the verdict is the check made while \
+         it recorded, and the statistics and charts are what the recorder counted as it wrote; \
+         `harness check` on the history places the other levels and certifies the verdict"
+    ));
+    eprintln!("note: {}", report.notes.last().map_or("", String::as_str));
+    Some(report)
 }
 
 /// Rebuilds a run's `report.json` (and `certificate.json`) from its
@@ -563,8 +610,8 @@ pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
     let elapsed_s = last.saturating_sub(first.min(last)) as f64 / 1e9;
     let st = stats::compute(h, elapsed_s);
     let asked = h.faults.iter().any(|f| !f.is_observation());
-    let little = stats::tested_little(h, &st, asked);
-    let final_reads = Some(stats::final_reads(h)).filter(|f| f.txns > 0);
+    let little = stats::tested_little(&h.faults, &st, asked);
+    let final_reads = Some(st.final_reads.clone()).filter(|f| f.txns > 0);
     let info = RunInfo {
         id: dir
             .file_name()
@@ -757,8 +804,8 @@ fn print_summary(
         }
         None => {}
     }
-    if let Some(line) = &phase.streamed {
-        let _ = writeln!(s, "{line}");
+    if let Some(e) = &phase.streamed {
+        let _ = writeln!(s, "{}", e.line);
     }
     if !little.is_empty() {
         let _ = writeln!(
@@ -998,7 +1045,7 @@ async fn clients_phase(
     if let Some(w) = leader_watch {
         let _ = tokio::task::spawn_blocking(move || w.stop()).await;
     }
-    let recorded = tokio::task::spawn_blocking(move || rec.join())
+    let (recorded, kept) = tokio::task::spawn_blocking(move || rec.join())
         .await
         .map_err(|e| anyhow!("recorder: {e}"))?
         .map_err(|_| anyhow!("the recorder thread panicked"))?
@@ -1010,6 +1057,7 @@ async fn clients_phase(
     Ok(Phase {
         interrupted: shared.interrupted_by.get().copied(),
         recorded,
+        kept: Some(kept),
         elapsed,
         warnings,
         end_check,

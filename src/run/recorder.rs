@@ -15,7 +15,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::holdback::Holdback;
 use super::runner::Clock;
+use super::stats::Accumulator;
 use crate::progress::{RunCounts, RunStatus};
+use crate::report::Bucketing;
 
 /// What the recorder wrote.
 #[derive(Debug, Default, Clone, Copy)]
@@ -28,6 +30,15 @@ pub struct Recorded {
     pub fail: u64,
     /// Of which unknown.
     pub info: u64,
+}
+
+/// What the recorder kept of the lines it wrote, so that a run too long
+/// to read back still reports its statistics, charts and faults (see
+/// [`super::stats::Accumulator`] and [`crate::report::Bucketing`]).
+pub struct Kept {
+    pub stats: Accumulator,
+    pub buckets: Bucketing,
+    pub faults: Vec<Fault>,
 }
 
 /// The progress bar: transactions done out of the budget, or seconds out
@@ -131,7 +142,7 @@ pub fn spawn(
     mut faults: UnboundedReceiver<Fault>,
     hold_limit: Duration,
     progress: Progress,
-) -> io::Result<JoinHandle<io::Result<Recorded>>> {
+) -> io::Result<JoinHandle<io::Result<(Recorded, Kept)>>> {
     let mut w = JsonlWriter::create(path)?;
     w.write_header(header)?;
     let rt = tokio::runtime::Handle::current();
@@ -139,11 +150,19 @@ pub fn spawn(
         .name("recorder".into())
         .spawn(move || {
             let mut r = Recorded::default();
+            let mut kept = Kept {
+                stats: Accumulator::default(),
+                buckets: Bucketing::growing(),
+                faults: Vec::new(),
+            };
+            let mut fault_lines = Vec::new();
             let mut hold = Holdback::new(hold_limit);
             let (mut txns_open, mut faults_open) = (true, true);
             let mut write = |w: &mut JsonlWriter<_>, mut t: Txn| -> io::Result<()> {
                 t.id = r.txns;
                 w.write_txn(&t)?;
+                kept.stats.add(&t);
+                kept.buckets.add(&t);
                 r.txns += 1;
                 match t.status {
                     Status::Ok => r.ok += 1,
@@ -191,7 +210,10 @@ pub fn spawn(
                             write(&mut w, t)?;
                         }
                     }
-                    Received::Fault(f) => w.write_fault(&f)?,
+                    Received::Fault(f) => {
+                        w.write_fault(&f)?;
+                        fault_lines.push(f);
+                    }
                     Received::Tick => {
                         for t in hold.expire(Instant::now()) {
                             write(&mut w, t)?;
@@ -207,7 +229,8 @@ pub fn spawn(
             w.write_end(Some(super::now_rfc3339()))?;
             w.flush()?;
             w.sync()?;
-            Ok(r)
+            kept.faults = fault_lines;
+            Ok((r, kept))
         })?;
     Ok(handle)
 }

@@ -4,10 +4,13 @@
 //! run's final reads (kind `final-read`) are left out of them and counted
 //! apart ([`final_reads`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound::{Excluded, Unbounded};
 
 use history::{History, Status, Txn};
 use serde::Serialize;
+
+use crate::quantiles::Latencies;
 
 /// How often one error code ended a transaction.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -137,16 +140,18 @@ pub struct Stats {
     pub latency_ms: Option<Latency>,
     /// The longest span without a commit, when it is an outage.
     pub outage: Option<Outage>,
+    /// The reasons of [`tested_little`] that look at the transactions
+    /// alone (aborts, few writers, no concurrency).
+    #[serde(skip)]
+    pub traffic_little: Vec<String>,
+    /// The final reads, counted apart (`waited_s` left for the run).
+    #[serde(skip)]
+    pub final_reads: FinalReads,
 }
 
 /// Whether `t` is one of the run's final reads (not the workload's).
 pub fn is_final_read(t: &Txn) -> bool {
     t.kind.as_deref() == Some(workloads::FINAL_READ)
-}
-
-/// The workload's transactions of `h`: all but the final reads.
-fn workload_txns(h: &History) -> impl Iterator<Item = &Txn> + '_ {
-    h.txns.iter().filter(|t| !is_final_read(t))
 }
 
 /// The final reads of a run, as `report.json` gives them.
@@ -191,32 +196,6 @@ impl FinalReads {
     }
 }
 
-/// Counts the final reads of `h`; `waited_s` is left for the run to fill.
-pub fn final_reads(h: &History) -> FinalReads {
-    let mut f = FinalReads::default();
-    let mut keys = std::collections::HashSet::new();
-    for t in h.txns.iter().filter(|t| is_final_read(t)) {
-        f.txns += 1;
-        match t.status {
-            Status::Ok => {
-                f.ok += 1;
-                for op in &t.ops {
-                    match op {
-                        history::Op::Read { key, .. } | history::Op::ReadList { key, .. } => {
-                            keys.insert(key.clone());
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Status::Fail => f.failed += 1,
-            Status::Info => f.info += 1,
-        }
-    }
-    f.keys = keys.len() as u64;
-    f
-}
-
 /// The code part of an error text `code: message`.
 pub fn error_code(text: &str) -> &str {
     match text.split_once(": ") {
@@ -225,7 +204,7 @@ pub fn error_code(text: &str) -> &str {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Tally {
     o: Outcomes,
     errors: HashMap<String, u64>,
@@ -244,7 +223,12 @@ impl Tally {
             if is_deadlock_code(code) {
                 self.o.deadlocks += 1;
             }
-            *self.errors.entry(code.to_string()).or_default() += 1;
+            match self.errors.get_mut(code) {
+                Some(n) => *n += 1,
+                None => {
+                    self.errors.insert(code.to_string(), 1);
+                }
+            }
         }
     }
 
@@ -320,71 +304,276 @@ pub fn kind_lines(st: &Stats) -> Vec<String> {
         .collect()
 }
 
-/// The value at percentile `p` (nearest rank) of sorted `xs`.
-fn percentile(xs: &[u64], p: f64) -> u64 {
-    if xs.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
-    xs[rank.clamp(1, xs.len()) - 1]
-}
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// Computes the statistics of `h`, whose client phase lasted `elapsed_s`.
-pub fn compute(h: &History, elapsed_s: f64) -> Stats {
-    let mut all = Tally::default();
-    let mut kinds: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut lat = Vec::new();
-    for t in workload_txns(h) {
-        let err = t.error.as_deref();
-        all.add(t.status, err);
-        let kind = t.kind.clone().unwrap_or_else(|| "-".into());
-        kinds.entry(kind).or_default().add(t.status, err);
-        if t.status == Status::Ok {
-            if let (Some(s), Some(e)) = (t.start, t.end) {
-                lat.push(e.saturating_sub(s));
-            }
+/// Latencies kept exactly up to this many committed transactions (32 MB);
+/// past it, the percentiles come from a histogram (three significant
+/// digits), so that a long run's statistics stay in bounded memory.
+const EXACT_LATENCIES: usize = 1 << 22;
+
+/// What the statistics need of each transaction, gathered one transaction
+/// at a time in memory that does not grow with the run (but for the spans
+/// of a run with no concurrency at all, see [`Overlap`]): the recorder
+/// keeps one as it writes the history, so a long run's report needs no
+/// read-back, and [`compute`] folds a history read whole into one.
+#[derive(Debug)]
+pub struct Accumulator {
+    all: Tally,
+    kinds: BTreeMap<String, Tally>,
+    latency: Latencies,
+    commits: CommitSeconds,
+    writers: u64,
+    overlap: Overlap,
+    final_reads: FinalReads,
+    final_keys: HashSet<history::Key>,
+}
+
+impl Default for Accumulator {
+    fn default() -> Self {
+        Accumulator {
+            all: Tally::default(),
+            kinds: BTreeMap::new(),
+            latency: Latencies::new(EXACT_LATENCIES),
+            commits: CommitSeconds::default(),
+            writers: 0,
+            overlap: Overlap::Disjoint(BTreeSet::new()),
+            final_reads: FinalReads::default(),
+            final_keys: HashSet::new(),
         }
     }
-    lat.sort_unstable();
-    let latency_ms = (!lat.is_empty()).then(|| Latency {
-        p50: ms(percentile(&lat, 50.0)),
-        p95: ms(percentile(&lat, 95.0)),
-        p99: ms(percentile(&lat, 99.0)),
-        max: ms(*lat.last().unwrap_or(&0)),
-        mean: ms(lat.iter().sum::<u64>() / lat.len() as u64),
-    });
-    let outcomes = all.finish();
-    let per_s = |n: u64| {
-        if elapsed_s > 0.0 {
-            n as f64 / elapsed_s
-        } else {
-            0.0
+}
+
+impl Accumulator {
+    /// Counts one transaction of the history (in any order).
+    pub fn add(&mut self, t: &Txn) {
+        if is_final_read(t) {
+            self.add_final_read(t);
+            return;
         }
-    };
-    let outage = outage(h, elapsed_s);
-    let outside_outage_s = outage.as_ref().map(|o| (elapsed_s - o.seconds).max(0.0));
-    Stats {
-        throughput: Throughput {
-            committed_per_s: per_s(outcomes.committed),
-            attempted_per_s: per_s(outcomes.total),
-            elapsed_s,
-            outside_outage_s,
-            outside_outage_per_s: outside_outage_s.map(|s| {
-                if s > 0.0 {
-                    outcomes.committed as f64 / s
-                } else {
-                    0.0
+        let err = t.error.as_deref();
+        self.all.add(t.status, err);
+        let kind = t.kind.as_deref().unwrap_or("-");
+        match self.kinds.get_mut(kind) {
+            Some(k) => k.add(t.status, err),
+            None => {
+                let mut k = Tally::default();
+                k.add(t.status, err);
+                self.kinds.insert(kind.to_string(), k);
+            }
+        }
+        if t.status != Status::Ok {
+            return;
+        }
+        if !t.is_read_only() {
+            self.writers += 1;
+        }
+        if let Some(end) = t.end {
+            self.commits.add(end);
+        }
+        if let (Some(s), Some(e)) = (t.start, t.end) {
+            self.latency.add(e.saturating_sub(s));
+            self.overlap.add(s, e);
+        }
+    }
+
+    fn add_final_read(&mut self, t: &Txn) {
+        let f = &mut self.final_reads;
+        f.txns += 1;
+        match t.status {
+            Status::Ok => {
+                f.ok += 1;
+                for op in &t.ops {
+                    match op {
+                        history::Op::Read { key, .. } | history::Op::ReadList { key, .. }
+                            if !self.final_keys.contains(key) =>
+                        {
+                            self.final_keys.insert(key.clone());
+                        }
+                        _ => {}
+                    }
                 }
-            }),
-        },
-        by_kind: kinds.into_iter().map(|(k, t)| (k, t.finish())).collect(),
-        outcomes,
-        latency_ms,
-        outage,
+            }
+            Status::Fail => f.failed += 1,
+            Status::Info => f.info += 1,
+        }
+    }
+
+    /// The statistics of the transactions added, over a client phase of
+    /// `elapsed_s`.
+    pub fn finish(mut self, elapsed_s: f64) -> Stats {
+        let latency_ms = (self.latency.count() > 0).then(|| {
+            let [p50, p95, p99] = self.latency.percentiles([50.0, 95.0, 99.0]);
+            Latency {
+                p50: ms(p50),
+                p95: ms(p95),
+                p99: ms(p99),
+                max: ms(self.latency.max()),
+                mean: ms(self.latency.mean()),
+            }
+        });
+        let traffic_little = self.traffic_little();
+        let outcomes = self.all.finish();
+        let per_s = |n: u64| {
+            if elapsed_s > 0.0 {
+                n as f64 / elapsed_s
+            } else {
+                0.0
+            }
+        };
+        let outage = self.commits.outage(elapsed_s);
+        let outside_outage_s = outage.as_ref().map(|o| (elapsed_s - o.seconds).max(0.0));
+        self.final_reads.keys = self.final_keys.len() as u64;
+        Stats {
+            throughput: Throughput {
+                committed_per_s: per_s(outcomes.committed),
+                attempted_per_s: per_s(outcomes.total),
+                elapsed_s,
+                outside_outage_s,
+                outside_outage_per_s: outside_outage_s.map(|s| {
+                    if s > 0.0 {
+                        outcomes.committed as f64 / s
+                    } else {
+                        0.0
+                    }
+                }),
+            },
+            by_kind: self
+                .kinds
+                .into_iter()
+                .map(|(k, t)| (k, t.finish()))
+                .collect(),
+            outcomes,
+            latency_ms,
+            outage,
+            traffic_little,
+            final_reads: self.final_reads,
+        }
+    }
+
+    /// The reasons of [`tested_little`] that look at the transactions alone.
+    fn traffic_little(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        let o = &self.all.o;
+        let (total, aborted) = (o.total, o.failed + o.info);
+        if total > 0 && aborted as f64 / total as f64 > MAX_ABORT_RATE {
+            why.push(format!(
+                "{aborted} of {total} transactions aborted ({:.1}%, over {:.0}%)",
+                aborted as f64 * 100.0 / total as f64,
+                MAX_ABORT_RATE * 100.0
+            ));
+        }
+        if self.writers < MIN_COMMITTED_WRITERS {
+            why.push(format!(
+                "only {} committed transactions wrote (fewer than {MIN_COMMITTED_WRITERS})",
+                self.writers
+            ));
+        }
+        if !matches!(self.overlap, Overlap::Seen) {
+            why.push("no two committed transactions overlapped in time (no concurrency)".into());
+        }
+        why
+    }
+}
+
+/// Computes the statistics of `h`, whose client phase lasted `elapsed_s`.
+pub fn compute(h: &History, elapsed_s: f64) -> Stats {
+    let mut acc = Accumulator::default();
+    for t in &h.txns {
+        acc.add(t);
+    }
+    acc.finish(elapsed_s)
+}
+
+/// Whether two committed transactions overlapped in time, told as the
+/// spans arrive: until two do, the spans seen are pairwise disjoint and
+/// kept in order of start, so a new span overlaps one of them exactly when
+/// it overlaps its neighbour on either side; once two do, nothing is kept.
+/// (Only a run with no concurrency at all keeps every span.) Two spans
+/// `p <= q`, ordered by (start, end), overlap when `q.start < p.end`.
+#[derive(Debug)]
+enum Overlap {
+    Disjoint(BTreeSet<(u64, u64)>),
+    Seen,
+}
+
+impl Overlap {
+    fn add(&mut self, start: u64, end: u64) {
+        let Overlap::Disjoint(spans) = self else {
+            return;
+        };
+        let q = (start, end);
+        let before = spans.range(..=q).next_back();
+        let after = spans.range((Excluded(q), Unbounded)).next();
+        if before.is_some_and(|p| q.0 < p.1) || after.is_some_and(|r| r.0 < q.1) {
+            *self = Overlap::Seen;
+        } else {
+            spans.insert(q);
+        }
+    }
+}
+
+/// The width of the spans of [`CommitSeconds`]: under [`OUTAGE_MIN_S`].
+const COMMIT_SPAN_NS: u64 = 1_000_000_000;
+const _: () = assert!((COMMIT_SPAN_NS as f64) < OUTAGE_MIN_S * 1e9);
+
+/// The first and last commit (end time, ns) of each second of the run:
+/// every gap between two consecutive commits of a second or more lies
+/// between the last commit of one second and the first of the next second
+/// that has one, so the longest gap, when it is long enough to be an
+/// outage, is found exactly from one pair of numbers a second.
+#[derive(Debug, Default)]
+struct CommitSeconds {
+    by_second: BTreeMap<u64, (u64, u64)>,
+}
+
+impl CommitSeconds {
+    fn add(&mut self, end: u64) {
+        let e = self
+            .by_second
+            .entry(end / COMMIT_SPAN_NS)
+            .or_insert((end, end));
+        e.0 = e.0.min(end);
+        e.1 = e.1.max(end);
+    }
+
+    /// The longest span of the client phase (`0..elapsed_s`) with no
+    /// commit, from its start to the first commit, between two commits, or
+    /// from the last commit to its end, when it lasted longer than both
+    /// [`OUTAGE_MIN_S`] and [`OUTAGE_SHARE`] of the phase: the database was
+    /// gone, and the run tested nothing over that span. `None` when nothing
+    /// committed at all (there is then nothing to check anyway).
+    fn outage(&self, elapsed_s: f64) -> Option<Outage> {
+        let (&first, _) = self.by_second.first_key_value()?;
+        if elapsed_s.is_nan() || elapsed_s <= 0.0 {
+            return None;
+        }
+        let end = (elapsed_s * 1e9) as u64;
+        let mut best: Option<(u64, Option<u64>)> = None;
+        let len = |(from, to): (u64, Option<u64>)| to.unwrap_or(end).saturating_sub(from);
+        let mut consider = |span: (u64, Option<u64>)| {
+            if best.is_none_or(|b| len(span) > len(b)) {
+                best = Some(span);
+            }
+        };
+        consider((0, Some(self.by_second[&first].0)));
+        let mut last = None;
+        for &(lo, hi) in self.by_second.values() {
+            if let Some(prev) = last {
+                consider((prev, Some(lo)));
+            }
+            last = Some(hi);
+        }
+        consider((last?, None));
+        let (from, to) = best?;
+        let seconds = len((from, to)) as f64 / 1e9;
+        let limit = OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s);
+        (seconds > limit).then(|| Outage {
+            from_s: from as f64 / 1e9,
+            to_s: to.filter(|&t| t < end).map(|t| t as f64 / 1e9),
+            seconds,
+        })
     }
 }
 
@@ -393,44 +582,6 @@ pub fn compute(h: &History, elapsed_s: f64) -> Stats {
 pub const OUTAGE_MIN_S: f64 = 5.0;
 /// ... when it is also longer than this share of the client phase.
 pub const OUTAGE_SHARE: f64 = 0.25;
-
-/// The longest span of the client phase (`0..elapsed_s`) with no commit,
-/// from its start to the first commit, between two commits, or from the
-/// last commit to its end, when it lasted longer than both
-/// [`OUTAGE_MIN_S`] and [`OUTAGE_SHARE`] of the phase: the database was
-/// gone, and the run tested nothing over that span. `None` when nothing
-/// committed at all (there is then nothing to check anyway).
-pub fn outage(h: &History, elapsed_s: f64) -> Option<Outage> {
-    let mut commits: Vec<u64> = workload_txns(h)
-        .filter(|t| t.status == Status::Ok)
-        .filter_map(|t| t.end)
-        .collect();
-    if commits.is_empty() || elapsed_s.is_nan() || elapsed_s <= 0.0 {
-        return None;
-    }
-    commits.sort_unstable();
-    let end = (elapsed_s * 1e9) as u64;
-    let mut best: Option<(u64, Option<u64>)> = None;
-    let len = |(from, to): (u64, Option<u64>)| to.unwrap_or(end).saturating_sub(from);
-    let mut consider = |span: (u64, Option<u64>)| {
-        if best.is_none_or(|b| len(span) > len(b)) {
-            best = Some(span);
-        }
-    };
-    consider((0, Some(commits[0])));
-    for w in commits.windows(2) {
-        consider((w[0], Some(w[1])));
-    }
-    consider((*commits.last()?, None));
-    let (from, to) = best?;
-    let seconds = len((from, to)) as f64 / 1e9;
-    let limit = OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s);
-    (seconds > limit).then(|| Outage {
-        from_s: from as f64 / 1e9,
-        to_s: to.filter(|&t| t < end).map(|t| t as f64 / 1e9),
-        seconds,
-    })
-}
 
 /// A run whose abort rate (fail + info) is above this tested little.
 pub const MAX_ABORT_RATE: f64 = 0.5;
@@ -444,12 +595,12 @@ pub const MIN_COMMITTED_WRITERS: u64 = 100;
 /// little), no two committed transactions overlapped in time (no
 /// concurrency, so no anomaly was possible), or the database was gone for
 /// a long span (`st.outage`).
-pub fn tested_little(h: &History, st: &Stats, faults_asked: bool) -> Vec<String> {
+pub fn tested_little(faults: &[history::Fault], st: &Stats, faults_asked: bool) -> Vec<String> {
     let mut why = Vec::new();
     if faults_asked {
-        why.extend(no_fault_applied(&h.faults));
+        why.extend(no_fault_applied(faults));
     }
-    why.extend(traffic_little(h));
+    why.extend(st.traffic_little.iter().cloned());
     if let Some(o) = &st.outage {
         why.push(o.text());
     }
@@ -482,51 +633,22 @@ pub fn no_fault_applied(faults: &[history::Fault]) -> Option<String> {
     })
 }
 
-/// The reasons of [`tested_little`] that look at the transactions alone.
-fn traffic_little(h: &History) -> Vec<String> {
-    let mut why = Vec::new();
-    let total = workload_txns(h).count() as u64;
-    let aborted = workload_txns(h).filter(|t| t.status != Status::Ok).count() as u64;
-    if total > 0 && aborted as f64 / total as f64 > MAX_ABORT_RATE {
-        why.push(format!(
-            "{aborted} of {total} transactions aborted ({:.1}%, over {:.0}%)",
-            aborted as f64 * 100.0 / total as f64,
-            MAX_ABORT_RATE * 100.0
-        ));
-    }
-    let committed: Vec<&history::Txn> = workload_txns(h)
-        .filter(|t| t.status == Status::Ok)
-        .collect();
-    let writers = committed.iter().filter(|t| !t.is_read_only()).count() as u64;
-    if writers < MIN_COMMITTED_WRITERS {
-        why.push(format!(
-            "only {writers} committed transactions wrote (fewer than {MIN_COMMITTED_WRITERS})"
-        ));
-    }
-    let mut spans: Vec<(u64, u64)> = committed
-        .iter()
-        .filter_map(|t| Some((t.start?, t.end?)))
-        .collect();
-    spans.sort_unstable();
-    let mut last_end = None;
-    let mut overlap = false;
-    for (s, e) in spans {
-        if last_end.is_some_and(|l| s < l) {
-            overlap = true;
-            break;
-        }
-        last_end = Some(last_end.map_or(e, |l: u64| l.max(e)));
-    }
-    if !overlap {
-        why.push("no two committed transactions overlapped in time (no concurrency)".into());
-    }
-    why
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use history::Txn;
+
+    fn outage(h: &History, elapsed_s: f64) -> Option<Outage> {
+        compute(h, elapsed_s).outage
+    }
+
+    fn traffic_little(h: &History) -> Vec<String> {
+        compute(h, 1.0).traffic_little
+    }
+
+    fn final_reads(h: &History) -> FinalReads {
+        compute(h, 1.0).final_reads
+    }
 
     fn writer(id: u64, session: u64, status: Status, start: u64, end: u64) -> Txn {
         let ops = vec![
@@ -598,7 +720,7 @@ mod tests {
         assert_eq!(st.throughput.outside_outage_s, Some(1.0));
         assert_eq!(st.throughput.outside_outage_per_s, Some(100.0));
         assert_eq!(o.rate_span(1.0), "rate over the 1.0 s before the outage");
-        let why = tested_little(&h, &st, false);
+        let why = tested_little(&h.faults, &st, false);
         assert!(why.iter().any(|w| w.starts_with("outage: ")), "{why:?}");
         // 3 s of the same 8 s run: under 5 s, no outage.
         assert_eq!(outage(&h, 4.0), None);
@@ -639,10 +761,10 @@ mod tests {
         assert!(no_fault_applied(&[]).unwrap().contains("none was due"));
         let h = History::from_txns(vec![]);
         let st = compute(&h, 1.0);
-        assert!(tested_little(&h, &st, false)
+        assert!(tested_little(&h.faults, &st, false)
             .iter()
             .all(|w| !w.contains("not tested")));
-        assert!(tested_little(&h, &st, true)[0].starts_with("not tested: "));
+        assert!(tested_little(&h.faults, &st, true)[0].starts_with("not tested: "));
     }
 
     fn txn(id: u64, status: Status, kind: &str, lat: u64, err: Option<&str>) -> Txn {
@@ -796,5 +918,92 @@ mod tests {
         assert_eq!(error_code("SQLITE_BUSY: database is locked"), "SQLITE_BUSY");
         assert_eq!(error_code("something went wrong: badly"), "other");
         assert_eq!(error_code("no colon"), "other");
+    }
+
+    /// The sort-based answers [`Accumulator`] replaced, kept as oracles:
+    /// the longest gap between sorted commits, and a sweep over the spans
+    /// in order of start.
+    fn oracle(h: &History, elapsed_s: f64) -> (Option<(u64, Option<u64>)>, bool) {
+        let committed: Vec<&Txn> = h
+            .txns
+            .iter()
+            .filter(|t| t.status == Status::Ok && !is_final_read(t))
+            .collect();
+        let mut commits: Vec<u64> = committed.iter().filter_map(|t| t.end).collect();
+        commits.sort_unstable();
+        let end = (elapsed_s * 1e9) as u64;
+        let len = |(from, to): (u64, Option<u64>)| to.unwrap_or(end).saturating_sub(from);
+        let mut best: Option<(u64, Option<u64>)> = None;
+        if let (Some(&first), Some(&last)) = (commits.first(), commits.last()) {
+            let mut spans = vec![(0, Some(first))];
+            spans.extend(commits.windows(2).map(|w| (w[0], Some(w[1]))));
+            spans.push((last, None));
+            for span in spans {
+                if best.is_none_or(|b| len(span) > len(b)) {
+                    best = Some(span);
+                }
+            }
+        }
+        let limit = (OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s) * 1e9) as u64;
+        let best = best.filter(|&b| len(b) > limit);
+        let mut spans: Vec<(u64, u64)> = committed
+            .iter()
+            .filter_map(|t| Some((t.start?, t.end?)))
+            .collect();
+        spans.sort_unstable();
+        let mut last_end: Option<u64> = None;
+        let mut overlap = false;
+        for (s, e) in spans {
+            if last_end.is_some_and(|l| s < l) {
+                overlap = true;
+                break;
+            }
+            last_end = Some(last_end.map_or(e, |l| l.max(e)));
+        }
+        (best, overlap)
+    }
+
+    #[test]
+    fn the_one_pass_statistics_agree_with_sorting_in_any_order() {
+        use rand::seq::SliceRandom;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut outages = 0;
+        for case in 0..400 {
+            let n = rng.random_range(0..40u64);
+            let spread = [S / 1000, S, 20 * S][case % 3];
+            let mut txns: Vec<Txn> = (0..n)
+                .map(|i| {
+                    let start = rng.random_range(0..spread);
+                    let end = start + rng.random_range(0..spread / 4 + 1);
+                    let status = [Status::Ok, Status::Ok, Status::Fail][rng.random_range(0..3)];
+                    // Some runs have no concurrency: one after another.
+                    let (start, end) = if case % 5 == 0 {
+                        (i * spread, i * spread + spread / 2)
+                    } else {
+                        (start, end)
+                    };
+                    writer(i, i % 3, status, start, end)
+                })
+                .collect();
+            txns.shuffle(&mut rng);
+            let h = History::from_txns(txns);
+            let elapsed_s = (n.max(1) * spread) as f64 / 1e9 * rng.random_range(1.0..2.0);
+            let (best, overlap) = oracle(&h, elapsed_s);
+            let st = compute(&h, elapsed_s);
+            let end = (elapsed_s * 1e9) as u64;
+            let got = st.outage.as_ref().map(|o| {
+                (
+                    (o.from_s * 1e9).round() as u64,
+                    o.to_s.map(|t| (t * 1e9).round() as u64),
+                )
+            });
+            let want = best.map(|(f, t)| (f, t.filter(|&t| t < end)));
+            assert_eq!(got, want, "case {case}");
+            outages += usize::from(got.is_some());
+            let no_overlap = st.traffic_little.iter().any(|w| w.contains("overlapped"));
+            assert_eq!(no_overlap, !overlap, "case {case}");
+        }
+        assert!(outages > 20, "{outages} outages: the cases test little");
     }
 }

@@ -4,15 +4,16 @@
 //! and `--stop-on-anomaly` can end the run at the first anomaly.
 //!
 //! The run's own check of the whole history still follows, for the report
-//! and its counterexamples.
+//! and its counterexamples, unless the stream decided `ok` and the run is
+//! too long to read back (or `--stream` asks it not to).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use checkers::stream::{streams, StreamOptions, Streamed};
+use checkers::stream::{ok_report, streams, StreamOptions, Streamed};
 
 use super::signals::Interrupts;
 use crate::cli::RunArgs;
@@ -20,6 +21,7 @@ use crate::follow::{follow, Followed, Until};
 
 /// The following thread, while the run goes.
 pub struct Streaming {
+    started: Instant,
     writer_done: Arc<AtomicBool>,
     thread: JoinHandle<anyhow::Result<Option<Followed>>>,
     level: history::Level,
@@ -29,13 +31,26 @@ pub struct Streaming {
 /// level is one a stream decides (`None` otherwise).
 pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<Streaming> {
     if !streams(args.level) || args.workload != "mini" {
-        if args.stop_on_anomaly {
-            eprintln!(
-                "warning: --stop-on-anomaly: only mini-transactions at ser, si, \
-                 strong-session-ser and strong-session-si are checked while the run records, \
-                 not {} at {}; the run goes to its end",
-                args.workload, args.level
-            );
+        for (asked, flag, then) in [
+            (
+                args.stop_on_anomaly,
+                "--stop-on-anomaly",
+                "the run goes to its end",
+            ),
+            (
+                args.stream,
+                "--stream",
+                "the history is read back and checked whole",
+            ),
+        ] {
+            if asked {
+                eprintln!(
+                    "warning: {flag}: only mini-transactions at ser, si, strong-session-ser \
+                     and strong-session-si are checked while the run records, not {} at {}; \
+                     {then}",
+                    args.workload, args.level
+                );
+            }
         }
         return None;
     }
@@ -78,22 +93,30 @@ pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<
         })
         .ok()?;
     Some(Streaming {
+        started: Instant::now(),
         writer_done,
         thread,
         level,
     })
 }
 
+/// How the streamed check ended.
+pub struct Ended {
+    /// The verdict as a line for the summary (also printed at once).
+    pub line: String,
+    /// The report of an `ok` verdict, which the run may take as its own.
+    pub ok: Option<checkers::Report>,
+}
+
 impl Streaming {
-    /// Once the recorder has written its last line: the streamed verdict, as
-    /// a line for the summary (also printed at once on stderr).
-    pub fn finish(self) -> Option<String> {
+    /// Once the recorder has written its last line: the streamed verdict.
+    pub fn finish(self) -> Option<Ended> {
         self.writer_done.store(true, Ordering::Release);
         let followed = match self.thread.join() {
             Ok(Ok(Some(f))) => f,
             Ok(Ok(None)) => return None,
-            Ok(Err(e)) => return Some(format!("streamed check: failed ({e:#})")),
-            Err(_) => return Some("streamed check: failed (its thread panicked)".into()),
+            Ok(Err(e)) => return Some(Ended::failed(format!("{e:#}"))),
+            Err(_) => return Some(Ended::failed("its thread panicked".into())),
         };
         let (verdict, stats) = followed.streamed?;
         if stats.ok == 0 {
@@ -101,6 +124,10 @@ impl Streaming {
             return None;
         }
         let level = self.level;
+        let ok = matches!(verdict, Streamed::Ok).then(|| {
+            let ms = self.started.elapsed().as_millis() as u64;
+            ok_report(level, &stats, &StreamOptions::default(), ms)
+        });
         let line = match verdict {
             Streamed::Ok => format!(
                 "streamed check: {level} ok ({} txns, at most {} in memory), {} ms after the \
@@ -115,6 +142,15 @@ impl Streaming {
             }
         };
         eprintln!("{line}");
-        Some(line)
+        Some(Ended { line, ok })
+    }
+}
+
+impl Ended {
+    fn failed(why: String) -> Ended {
+        Ended {
+            line: format!("streamed check: failed ({why})"),
+            ok: None,
+        }
     }
 }
