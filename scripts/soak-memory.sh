@@ -32,9 +32,17 @@ echo "|---|---|---|---|---|---|---|"
 for d in $DURATIONS; do
   dir=$OUT/$d
   rm -rf "$dir" && mkdir -p "$dir"
-  "$HARNESS" run --db "$DB" --workload "$WORKLOAD" --level "$LEVEL" --clients "$CLIENTS" \
-    --duration "$d" --out "$dir" ${RUN_ARGS[@]+"${RUN_ARGS[@]}"} >"$dir/run.out" 2>"$dir/run.err" &
-  run=$!
+  # The run's overall peak is its high-water mark when it exits, which
+  # /usr/bin/time reports; the samples below follow it while it records.
+  /usr/bin/time -f "%M" -o "$dir/run.kb" "$HARNESS" run --db "$DB" --workload "$WORKLOAD" \
+    --level "$LEVEL" --clients "$CLIENTS" --duration "$d" --out "$dir" \
+    ${RUN_ARGS[@]+"${RUN_ARGS[@]}"} >"$dir/run.out" 2>"$dir/run.err" &
+  timer=$!
+  run=
+  while [ -z "$run" ] && kill -0 $timer 2>/dev/null; do
+    run=$(pgrep -P $timer | head -1 || true)
+    sleep 0.05
+  done
   hist=
   while [ -z "$hist" ] && kill -0 $run 2>/dev/null; do
     hist=$(ls "$dir"/*/history.jsonl 2>/dev/null | head -1 || true)
@@ -52,13 +60,8 @@ for d in $DURATIONS; do
     [ "${h:-0}" -gt "$rec" ] && rec=$h
     sleep 0.2
   done
-  peak=0
-  while kill -0 $run 2>/dev/null; do
-    h=$(hwm_kb $run)
-    [ "${h:-0}" -gt "$peak" ] && peak=$h
-    sleep 0.2
-  done
-  wait $run || true
+  wait $timer || true
+  peak=$(cat "$dir/run.kb")
   wait $fol || true
   txns=$(grep -o '"txns":[0-9]*' "$hist" | tail -1 | cut -d: -f2)
   size=$(( $(stat -c %s "$hist") / 1048576 ))

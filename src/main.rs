@@ -8,6 +8,7 @@ mod cluster;
 mod compare;
 mod expectation;
 mod follow;
+mod memory;
 mod nemesis;
 mod output;
 mod progress;
@@ -26,6 +27,7 @@ use cli::{Cli, Command};
 /// Parses the command line, runs the subcommand, and maps the result to
 /// the exit codes of docs/cli.md.
 fn main() -> ExitCode {
+    memory::no_fault_around();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // A value a flag's parser refused: its message is complete on
