@@ -163,9 +163,9 @@ pub fn bucket(h: &History) -> Option<Buckets> {
 
 /// The first bucket width of [`Bucketing::growing`]: 1 ms.
 const FIRST_WIDTH: u64 = 1_000_000;
-/// The latencies a bucket of [`Bucketing::growing`] keeps exactly (128 kB)
+/// The latencies a bucket of [`Bucketing::growing`] keeps exactly (8 kB)
 /// before it counts them in a histogram.
-const GROWING_EXACT: usize = 1 << 14;
+const GROWING_EXACT: usize = 1 << 10;
 
 /// Buckets filled one transaction at a time: over the range of a history
 /// read whole ([`bucket`]), or, for the recorder of a run, over a range

@@ -308,10 +308,10 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// Latencies kept exactly up to this many committed transactions (32 MB);
+/// Latencies kept exactly up to this many committed transactions (512 kB);
 /// past it, the percentiles come from a histogram (three significant
 /// digits), so that a long run's statistics stay in bounded memory.
-const EXACT_LATENCIES: usize = 1 << 22;
+const EXACT_LATENCIES: usize = 1 << 16;
 
 /// What the statistics need of each transaction, gathered one transaction
 /// at a time in memory that does not grow with the run (but for the spans
