@@ -560,13 +560,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
 fn not_read_back(args: &RunArgs, phase: &Phase, history: &Path) -> Option<Report> {
     let ok = phase.streamed.as_ref()?.ok.as_ref()?;
     let size = fs::metadata(history).map_or(0, |m| m.len());
-    let why = if args.stream {
-        "--stream".to_string()
-    } else if size >= crate::check_cmd::STREAM_FROM {
-        format!("the history is {} MB", size / 1_000_000)
-    } else {
-        return None;
-    };
+    let why = why_not_read_back(args.stream, size)?;
     let mut report = ok.clone();
     report.notes.push(format!(
         "the run's history was not read back ({why}): the verdict is the check made while \
@@ -575,6 +569,19 @@ fn not_read_back(args: &RunArgs, phase: &Phase, history: &Path) -> Option<Report
     ));
     eprintln!("note: {}", report.notes.last().map_or("", String::as_str));
     Some(report)
+}
+
+/// Why a run whose stream said `ok` does not read back its history of
+/// `size` bytes (`--stream` asked, or it is too large); `None` when it
+/// does.
+fn why_not_read_back(stream: bool, size: u64) -> Option<String> {
+    if stream {
+        Some("--stream".into())
+    } else if size >= crate::check_cmd::STREAM_FROM {
+        Some(format!("the history is {} MB", size / 1_000_000))
+    } else {
+        None
+    }
 }
 
 /// Rebuilds a run's `report.json` (and `certificate.json`) from its
@@ -1064,4 +1071,21 @@ async fn clients_phase(
         final_reads,
         streamed: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::why_not_read_back;
+    use crate::check_cmd::STREAM_FROM;
+
+    #[test]
+    fn a_history_is_read_back_unless_streamed_or_too_large() {
+        assert_eq!(why_not_read_back(false, 0), None);
+        assert_eq!(why_not_read_back(false, STREAM_FROM - 1), None);
+        assert_eq!(
+            why_not_read_back(false, STREAM_FROM).as_deref(),
+            Some("the history is 536 MB")
+        );
+        assert_eq!(why_not_read_back(true, 10).as_deref(), Some("--stream"));
+    }
 }
