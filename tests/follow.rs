@@ -63,6 +63,15 @@ fn follow(path: &std::path::Path, level: &str, extra: &[&str]) -> std::process::
     harness(&args)
 }
 
+/// `harness run --db memdb FLAGS` into a fresh folder (kept alive by the
+/// returned guard).
+fn memdb_run(flags: &[&str]) -> (std::process::Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = harness(&[&["run", "--db", "memdb", "--out", out], flags].concat());
+    (o, dir)
+}
+
 #[test]
 fn follow_checks_a_file_while_it_is_written_and_answers_at_its_end_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -287,19 +296,12 @@ fn follow_reports_a_broken_line_with_its_file_and_line() {
 
 #[test]
 fn a_run_stops_at_its_first_anomaly_with_stop_on_anomaly() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let o = harness(&[
-        "run",
-        "--db",
-        "memdb",
+    let (o, dir) = memdb_run(&[
         "--bug",
         "lost-update",
         "--duration",
         "10min",
         "--stop-on-anomaly",
-        "--out",
-        out,
     ]);
     let (text, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{text}{err}");
@@ -319,9 +321,7 @@ fn a_run_stops_at_its_first_anomaly_with_stop_on_anomaly() {
     assert!(secs < 300.0, "{report}");
 
     // A valid run says its streamed verdict in its summary.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let o = harness(&["run", "--db", "memdb", "--txns", "3000", "--out", out]);
+    let (o, _dir) = memdb_run(&["--txns", "3000"]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     assert!(text.contains("streamed check: ser ok ("), "{text}");
@@ -335,12 +335,8 @@ fn ms_at(xs: &[u64], p: f64) -> f64 {
 
 #[test]
 fn a_streamed_run_reports_what_its_history_holds_without_reading_it_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let args = [
-        "run", "--db", "memdb", "--level", "si", "--txns", "6000", "--seed", "9", "--out", out,
-    ];
-    let o = harness(&[&args[..], &["--stream"]].concat());
+    let args = ["--level", "si", "--txns", "6000", "--seed", "9"];
+    let (o, dir) = memdb_run(&[&args[..], &["--stream"]].concat());
     let (text, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(0), "{text}{err}");
     assert!(text.starts_with("verdict: ok (si)"), "{text}");
@@ -389,9 +385,7 @@ fn a_streamed_run_reports_what_its_history_holds_without_reading_it_back() {
 
     // Without --stream a run this small is read back, checked whole and
     // certified.
-    let dir = tempfile::tempdir().unwrap();
-    let out2 = dir.path().to_str().unwrap();
-    let o = harness(&[&args[..10], &[out2]].concat());
+    let (o, dir) = memdb_run(&args);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let run = run_dir(dir.path());
     assert_ne!(
@@ -407,20 +401,7 @@ fn a_streamed_run_reports_what_its_history_holds_without_reading_it_back() {
 #[test]
 fn a_streamed_run_reads_back_what_the_stream_does_not_decide() {
     // An anomaly: the history is read back for its counterexample.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let o = harness(&[
-        "run",
-        "--db",
-        "memdb",
-        "--bug",
-        "lost-update",
-        "--txns",
-        "3000",
-        "--stream",
-        "--out",
-        out,
-    ]);
+    let (o, dir) = memdb_run(&["--bug", "lost-update", "--txns", "3000", "--stream"]);
     let (text, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{text}{err}");
     assert!(text.contains("lost update"), "{text}");
@@ -431,11 +412,7 @@ fn a_streamed_run_reads_back_what_the_stream_does_not_decide() {
         "mini-transaction, streamed"
     );
     // A level the stream does not check: said, then read back.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let o = harness(&[
-        "run", "--db", "memdb", "--level", "rc", "--txns", "500", "--stream", "--out", out,
-    ]);
+    let (o, _dir) = memdb_run(&["--level", "rc", "--txns", "500", "--stream"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{}{err}", stdout(&o));
     assert!(
