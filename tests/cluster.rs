@@ -329,12 +329,11 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
         *seen.entry((s, format!("{:?} {e}", t.status))).or_default() += 1;
     }
     eprintln!("galera-3 by second from the cut: {seen:?}");
-    let n3 = c.state.join("n3").join("server.log");
-    eprintln!("galera-3's views:\n{}", views(&n3));
+    let n3 = views(&c.state.join("n3").join("server.log"));
+    eprintln!("galera-3's views:\n{n3}");
     assert!(
         !refused.is_empty(),
-        "galera-3 refused no work while cut off; it saw {seen:?}; its views: {}",
-        views(&n3)
+        "galera-3 refused no work while cut off; it saw {seen:?}; its views: {n3}"
     );
     assert!(
         refused
