@@ -596,9 +596,18 @@ fn compare_takes_identical_campaigns_as_equal_and_reports_a_planted_bug() {
             "db = \"memdb\"\n        bug = \"lost-update\"",
         ),
     );
-    assert_eq!(a.run().status.code(), Some(0));
-    assert_eq!(b.run().status.code(), Some(0));
-    assert_eq!(buggy.run().status.code(), Some(1));
+    for (sc, want) in [(&a, 0), (&b, 0), (&buggy, 1)] {
+        let o = sc.run();
+        // What failed, when a run missed its expectation.
+        let junit = std::fs::read_to_string(sc.out.join("planted").join("junit.xml"));
+        assert_eq!(
+            o.status.code(),
+            Some(want),
+            "{}{}\n{junit:?}",
+            stdout(&o),
+            stderr(&o)
+        );
+    }
     let (sa, sb, sbug) = (summary(&a), summary(&b), summary(&buggy));
     let o = harness(&["compare", sa.to_str().unwrap(), sb.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
