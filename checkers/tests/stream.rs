@@ -1,11 +1,12 @@
 //! The streaming check against the offline one: over random
-//! mini-transaction histories, fed in random chunks with a tiny window (so
-//! transactions are retired all the time and stale reads hand over), the
-//! stream's `ok` and `anomalous` are always the offline check's.
+//! mini-transaction and list-append histories, fed in random chunks with a
+//! tiny window (so transactions are retired all the time and stale reads
+//! hand over), the stream's `ok` and `anomalous` are always the offline
+//! check's.
 
 use checkers::stream::{streams, Stream, StreamOptions, Streamed};
 use checkers::{check, CheckOptions, Verdict};
-use checkers_testkit::{random_history, GenConfig};
+use checkers_testkit::{random_history, random_list_history, GenConfig};
 use history::{History, Level, Op, Txn};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -30,7 +31,7 @@ fn harness_values(h: &History) -> History {
     let mut out = h.clone();
     for t in &mut out.txns {
         for op in &mut t.ops {
-            if let Op::Write { value, .. } = op {
+            if let Op::Write { value, .. } | Op::Append { value, .. } = op {
                 let c = counter.entry(t.session).or_insert(0);
                 *c += 1;
                 let id = ((t.session as i64 + 1) << 32) | *c;
@@ -41,8 +42,18 @@ fn harness_values(h: &History) -> History {
     }
     for t in &mut out.txns {
         for op in &mut t.ops {
-            if let Op::Read { value: Some(v), .. } = op {
-                *v = map.get(v).copied().unwrap_or(-*v - 1);
+            match op {
+                Op::Read { value: Some(v), .. } => {
+                    *v = map.get(v).copied().unwrap_or(-*v - 1);
+                }
+                Op::ReadList {
+                    values: Some(vs), ..
+                } => {
+                    for v in vs {
+                        *v = map.get(v).copied().unwrap_or(-*v - 1);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -184,6 +195,65 @@ fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
     assert!(tally.offline < all / 2, "{tally:?}");
     assert!(tally.retired > tally.txns / 4, "{tally:?}");
     eprintln!("{tally:?}");
+}
+
+#[test]
+fn the_list_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
+    // `STREAM_SEED` and `STREAM_HISTORIES` run a longer search by hand.
+    let env = |name: &str, or: u64| std::env::var(name).map_or(or, |s| s.parse().unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(env("STREAM_SEED", 0x1157));
+    let mut tally = Tally::default();
+    let configs = [
+        GenConfig {
+            max_txns: 12,
+            sessions: 3,
+            keys: 2,
+            max_ops: 3,
+            p_own_read: 0.3,
+            ..GenConfig::default()
+        },
+        GenConfig {
+            max_txns: 40,
+            sessions: 4,
+            keys: 3,
+            max_ops: 4,
+            p_fail: 0.05,
+            p_info: 0.02,
+            p_wild: 0.03,
+            max_stale: 3,
+            p_own_read: 0.3,
+            per_read_stale: 0.05,
+            ..GenConfig::default()
+        },
+        // Long and mostly valid: many retirements between anomalies.
+        GenConfig {
+            max_txns: 150,
+            sessions: 4,
+            keys: 6,
+            max_ops: 4,
+            p_fail: 0.02,
+            p_info: 0.0,
+            p_wild: 0.0,
+            max_stale: 1,
+            p_own_read: 0.3,
+            ..GenConfig::default()
+        },
+    ];
+    for i in 0..env("STREAM_HISTORIES", 1500) as usize {
+        let cfg = &configs[i % configs.len()];
+        let mut h = harness_values(&random_list_history(&mut rng, cfg));
+        if rng.random_bool(0.5) {
+            interleave(&mut rng, &mut h);
+        }
+        agree(&mut rng, &h, &format!("list history {i}"), &mut tally);
+    }
+    // Not vacuous: the stream decides many histories itself, both ways,
+    // while retiring transactions.
+    let all = tally.ok + tally.anomalous + tally.offline;
+    eprintln!("{tally:?}");
+    assert!(tally.ok > all / 10, "{tally:?}");
+    assert!(tally.anomalous > all / 20, "{tally:?}");
+    assert!(tally.retired > tally.txns / 10, "{tally:?}");
 }
 
 #[test]

@@ -28,10 +28,13 @@ struct Slot {
     seq: u64,
     /// Reads whose writer has not arrived yet: it cannot leave before.
     waiting: u32,
+    /// Appends no read has placed yet (lists): edges into it will come
+    /// when one does, so it cannot leave before; no time limit.
+    unplaced: u32,
     /// The versions it wrote, `(key, value)`: forgotten with it.
     wrote: SmallVec<[(u32, i64); 2]>,
     /// The versions it overwrote: forgotten with it when their writer is
-    /// gone.
+    /// gone (lists: each key it touched, once).
     overwrote: SmallVec<[(u32, Option<i64>); 2]>,
 }
 
@@ -132,6 +135,16 @@ impl Retained {
         }
     }
 
+    /// One more (or one fewer) append of `r` waits for a read to place it.
+    pub fn unplaced(&mut self, r: Ref, more: bool) {
+        let u = &mut self.slots[r.slot as usize].unplaced;
+        if more {
+            *u += 1;
+        } else {
+            *u -= 1;
+        }
+    }
+
     /// Remembers a version `r` wrote, to forget it with `r`.
     pub fn wrote(&mut self, r: Ref, key: u32, value: i64) {
         self.slots[r.slot as usize].wrote.push((key, value));
@@ -189,7 +202,7 @@ impl Retained {
             }
             // A transaction that may not leave blocks its nodes, and so
             // everything after them.
-            let stays = slot.seq > old || slot.waiting > 0;
+            let stays = slot.seq > old || slot.waiting > 0 || slot.unplaced > 0;
             for node in s * per..(s + 1) * per {
                 self.blocked[node] = stays;
                 if self.indeg[node] == 0 {
