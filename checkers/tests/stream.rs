@@ -321,3 +321,35 @@ fn a_stale_read_past_the_window_hands_over_and_within_it_is_followed() {
     let (got, _) = stream(&mut rng, &h, Level::Ser, StreamOptions::default());
     assert_eq!(got, Streamed::Ok);
 }
+
+#[test]
+fn list_appends_no_read_shows_are_ordered_after_the_chain_or_left_open() {
+    // T0 read list 0 empty and appended to it: its append is the first of
+    // list 0, before T3's, which no read shows (T0 -ww-> T3), while T3 read
+    // list 2 empty, before T0's append to it (T3 -rw-> T0): a cycle at SI.
+    let installs = [
+        r#"{"id":1,"session":0,"status":"ok","start":30,"end":44,"ops":[["a",2,4294967297],["r",2,[4294967297]],["a",1,4294967298],["r",1,[4294967298]]]}"#,
+        r#"{"id":2,"session":2,"status":"ok","start":27,"end":36,"ops":[["a",1,12884901889]]}"#,
+        r#"{"id":0,"session":3,"status":"ok","start":20,"end":21,"ops":[["a",2,17179869185],["a",1,17179869186],["r",0,[]],["a",0,17179869187]]}"#,
+        r#"{"id":3,"session":3,"status":"ok","start":41,"end":50,"ops":[["a",0,17179869188],["a",0,17179869189],["r",2,[]]]}"#,
+    ];
+    // Two appends to list 0 that no read shows: each order of them closes
+    // a cycle at SI, which only the offline check can see.
+    let open = [
+        r#"{"id":0,"session":0,"status":"ok","start":17,"end":26,"ops":[["r",2,[]],["r",1,[]],["r",1,[]],["r",1,[]]]}"#,
+        r#"{"id":1,"session":3,"status":"ok","start":24,"end":25,"ops":[["r",0,[]],["r",1,[]],["r",0,[]],["a",0,17179869185]]}"#,
+        r#"{"id":2,"session":2,"status":"ok","start":27,"end":37,"ops":[["r",0,[]],["a",2,12884901889],["r",2,[12884901889]]]}"#,
+        r#"{"id":3,"session":0,"status":"ok","start":44,"end":56,"ops":[["r",2,[12884901889]],["a",0,4294967297],["r",1,[]]]}"#,
+        r#"{"id":4,"session":1,"status":"ok","start":46,"end":54,"ops":[["a",0,8589934593],["r",2,[]],["a",1,8589934594],["r",1,[8589934594]],["a",0,8589934595]]}"#,
+        r#"{"id":5,"session":2,"status":"ok","start":64,"end":66,"ops":[["a",1,12884901890],["r",2,[12884901889]],["r",1,[8589934594,12884901890]]]}"#,
+        r#"{"id":6,"session":3,"status":"ok","start":69,"end":74,"ops":[["r",2,[12884901889]],["r",2,[12884901889]],["a",2,17179869186]]}"#,
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for lines in [&installs[..], &open[..]] {
+        let h = checkers_testkit::build::jsonl(&lines.join("\n"));
+        let want = check(&h, Level::Si, &CheckOptions::default()).verdict;
+        assert_eq!(want, Verdict::Anomalous);
+        let (got, _) = stream(&mut rng, &h, Level::Si, StreamOptions::default());
+        assert_ne!(got, Streamed::Ok, "{}", lines.join("\n"));
+    }
+}

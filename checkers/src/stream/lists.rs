@@ -23,10 +23,11 @@
 //! to come), without a time limit: a workload that never reads a key again
 //! keeps its last writers to the end. `harness run --stream` therefore
 //! reads each list once no client can append to it any more (the closing
-//! reads). A key is let go of once every transaction that touched it is
-//! retired; a later read or append of it hands over, since a read shorter
-//! than the chain it forgot would be a stale read the stream cannot
-//! follow. Only a fingerprint of the key stays, 8 bytes per key.
+//! reads). A key is let go of once no transaction that touched it has
+//! been kept for [`IDLE_WINDOWS`] windows (clients that drift apart touch
+//! one list far apart). A later read or append of it hands over, since a
+//! read shorter than the chain it forgot would be a stale read the stream
+//! cannot follow: only a fingerprint of the key stays, 8 bytes per key.
 //!
 //! Everything else that is not a plain chain hands over to the offline
 //! check: reads that are not prefixes of one another, an element whose
@@ -36,6 +37,7 @@
 //! reader's own appends, two reads of one key in a transaction that
 //! disagree, and a read of one's own later append.
 
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
 use history::{Key, Op, Txn, Value};
@@ -63,9 +65,6 @@ struct Elem {
     /// A read by another transaction ended here: it must be its writer's
     /// last append to the key, or that read was intermediate.
     ends_read: bool,
-    /// Edges that wait for a pending writer: `(reader, true)` is
-    /// `reader -rw-> writer`, `(reader, false)` is `writer -wr-> reader`.
-    waiting: Vec<(Ref, bool)>,
 }
 
 /// What the stream knows of one key.
@@ -83,6 +82,9 @@ struct ListKey {
     kept: u32,
     /// Elements whose writer has not arrived.
     pending: u32,
+    /// When the last kept transaction that touched it was retired (0:
+    /// one is kept).
+    idle_since: u64,
 }
 
 /// The keys of a list-append history still needed.
@@ -98,7 +100,19 @@ pub(super) struct Lists {
     pending: FxHashMap<Value, (u32, u32)>,
     /// Fingerprints of the keys let go of ([`fingerprint`]).
     dropped: FxHashSet<u64>,
+    /// Keys no kept transaction touches, by when they became so, oldest
+    /// first (an entry is stale when the key's `idle_since` moved on).
+    idle: VecDeque<(u64, u32)>,
+    /// Edges that wait for the pending writer of an element, by `(key,
+    /// place)`: `(reader, true)` is `reader -rw-> writer`, `(reader,
+    /// false)` is `writer -wr-> reader`.
+    waits: FxHashMap<(u32, u32), Vec<(Ref, bool)>>,
 }
+
+/// How long, in windows, a key no kept transaction touches is kept whole
+/// before it is let go of: clients that drift apart touch one list at
+/// times this far apart, and are still followed.
+pub(super) const IDLE_WINDOWS: u64 = 8;
 
 /// What one transaction does to one key.
 struct Touch<'a> {
@@ -154,20 +168,39 @@ impl Lists {
         })
     }
 
-    /// A transaction that touched key `k` is retired: lets go of the key
-    /// once none that did is kept.
-    pub(super) fn forget(&mut self, k: u32) {
+    /// A transaction that touched key `k` is retired (at arrival `now`):
+    /// the key is idle once none that did is kept, and let go of once it
+    /// has been idle for `keep` arrivals.
+    pub(super) fn forget(&mut self, k: u32, now: u64, keep: u64) {
+        while let Some(&(at, old)) = self.idle.front() {
+            if at.saturating_add(keep) >= now {
+                break;
+            }
+            self.idle.pop_front();
+            if self.keys.get(&old).is_some_and(|st| st.idle_since == at) {
+                self.let_go(old);
+            }
+        }
         let Some(st) = self.keys.get_mut(&k) else {
             return;
         };
         st.kept -= 1;
         if st.kept == 0 && st.pending == 0 {
-            let st = self.keys.remove(&k).expect("just seen");
-            self.ids.remove(&st.key);
-            // A key nothing was ever shown in is as good as new.
-            if !st.chain.is_empty() {
-                self.dropped.insert(fingerprint(&st.key));
+            if st.chain.is_empty() {
+                // A key nothing was ever shown in is as good as new.
+                self.let_go(k);
+            } else {
+                st.idle_since = now.max(1);
+                self.idle.push_back((st.idle_since, k));
             }
+        }
+    }
+
+    fn let_go(&mut self, k: u32) {
+        let st = self.keys.remove(&k).expect("a kept key");
+        self.ids.remove(&st.key);
+        if !st.chain.is_empty() {
+            self.dropped.insert(fingerprint(&st.key));
         }
     }
 
@@ -177,8 +210,8 @@ impl Lists {
         }
         if self.dropped.contains(&fingerprint(key)) {
             return offline(format!(
-                "key {key} is read or appended to after every transaction that touched it \
-                 was retired"
+                "list {key} is read or appended to after the stream let go of it (as a run's \
+                 final reads do, unless it read each list as it closed: `harness run --stream`)"
             ));
         }
         let id = self.next_id;
@@ -193,6 +226,7 @@ impl Lists {
                 unplaced: SmallVec::new(),
                 kept: 0,
                 pending: 0,
+                idle_since: 0,
             },
         );
         Ok(id)
@@ -265,7 +299,9 @@ impl Lists {
         }
         let me = core.admit(t);
         for x in &touched {
-            self.keys.get_mut(&x.k).expect("kept").kept += 1;
+            let st = self.keys.get_mut(&x.k).expect("kept");
+            st.kept += 1;
+            st.idle_since = 0;
             core.graph.overwrote(me, x.k, None);
         }
         // Its appends: placed when a read already showed them, else
@@ -374,12 +410,11 @@ impl Lists {
         };
         let st = self.keys.get_mut(&k).expect("kept");
         let g = &mut core.graph;
-        let mut elem = Elem {
+        let elem = Elem {
             value: v,
             writer,
             seg,
             ends_read: false,
-            waiting: Vec::new(),
         };
         let tail = std::mem::take(&mut st.tail);
         match writer {
@@ -399,11 +434,14 @@ impl Lists {
                 }
             }
             Writer::Pending => {
-                elem.waiting = tail
+                let waiting: Vec<(Ref, bool)> = tail
                     .into_iter()
                     .filter(|&r| g.live(r))
                     .map(|r| (r, true))
                     .collect();
+                if !waiting.is_empty() {
+                    self.waits.insert((k, st.chain.len() as u32), waiting);
+                }
             }
         }
         st.chain.push(elem);
@@ -427,7 +465,7 @@ impl Lists {
         let e = &mut st.chain[p];
         e.writer = Writer::By(me);
         e.seg = seg;
-        for (r, rw) in std::mem::take(&mut e.waiting) {
+        for (r, rw) in self.waits.remove(&(k, p as u32)).unwrap_or_default() {
             if rw {
                 if g.live(r) {
                     g.edge(r, me, true);
@@ -475,7 +513,10 @@ impl Lists {
                     }
                 }
                 Writer::Pending => {
-                    e.waiting.push((me, false));
+                    self.waits
+                        .entry((k, q as u32))
+                        .or_default()
+                        .push((me, false));
                     g.wait(me, true);
                 }
             }
@@ -494,7 +535,11 @@ impl Lists {
                     }
                     g.edge(me, w, true);
                 }
-                Writer::Pending => next.waiting.push((me, true)),
+                Writer::Pending => self
+                    .waits
+                    .entry((k, n as u32))
+                    .or_default()
+                    .push((me, true)),
             },
             None => {
                 for &(u, _) in &st.unplaced {

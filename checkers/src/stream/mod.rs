@@ -299,8 +299,9 @@ impl Stream {
                             }
                         }
                         Model::Lists(l) => {
+                            let keep = window.saturating_mul(lists::IDLE_WINDOWS);
                             for (k, _) in r.overwrote {
-                                l.forget(k);
+                                l.forget(k, self.core.seq, keep);
                             }
                         }
                     }
