@@ -421,3 +421,68 @@ fn a_streamed_run_reads_back_what_the_stream_does_not_decide() {
     );
     assert!(err.contains("read back and checked whole"), "{err}");
 }
+
+#[test]
+fn a_streamed_list_append_run_reads_each_list_as_it_closes_and_lets_go_of_it() {
+    let (o, dir) = memdb_run(&[
+        "--workload",
+        "append",
+        "--level",
+        "si",
+        "--duration",
+        "6s",
+        "--stream",
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{text}{err}");
+    assert!(text.starts_with("verdict: ok (si)"), "{text}");
+    assert!(err.contains("was not read back (--stream)"), "{err}");
+    let run = run_dir(dir.path());
+    let report = read_report(&run);
+    assert_eq!(report["check"]["method"], "list-append, streamed");
+    // The lists were read while the clients ran (closing reads), and the
+    // stream let go of their transactions.
+    let h = history::read_jsonl_file(&run.join("history.jsonl")).unwrap();
+    let last_client = h.txns.iter().rposition(|t| !is_final_read(t)).unwrap();
+    let closing = h.txns[..last_client]
+        .iter()
+        .filter(|t| is_final_read(t))
+        .count();
+    assert!(
+        closing > 10,
+        "{closing} final reads before the clients ended"
+    );
+    let notes = report["check"]["notes"].to_string();
+    let retired: u64 = notes
+        .split(" retired")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{notes}"));
+    assert!(retired > h.txns.len() as u64 / 3, "{notes}");
+    // The offline check of the same history agrees.
+    let o = harness(&[
+        "check",
+        run.join("history.jsonl").to_str().unwrap(),
+        "--level",
+        "si",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+
+    // A lost update in list-append: found while recording, and read back
+    // for its counterexample.
+    let (o, _dir) = memdb_run(&[
+        "--workload",
+        "append",
+        "--bug",
+        "lost-update",
+        "--txns",
+        "4000",
+        "--stream",
+    ]);
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    assert!(text.starts_with("verdict: anomalous (ser)"), "{text}");
+    assert!(text.contains("streamed check: ser "), "{text}");
+    assert!(!err.contains("not read back"), "{err}");
+}

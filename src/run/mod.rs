@@ -2,6 +2,7 @@
 //! then check it and write `report.json`. After the clients and the faults,
 //! the final reads read back every key the run wrote ([`final_reads`]).
 
+mod closing;
 mod final_reads;
 mod holdback;
 pub mod hooks;
@@ -321,6 +322,12 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             seed,
         };
         let streaming = streamed::start(&args, &history_path, &interrupts);
+        // A run checked as it goes reads each list as it closes, so the
+        // check can let go of it.
+        let closing = args.stream
+            && !args.no_final_reads
+            && streaming.is_some()
+            && wl.closing_keys(0, 0).is_some();
         let phase = rt.block_on(clients_phase(
             &args,
             &db,
@@ -330,6 +337,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
             &history_path,
             faults,
             &interrupts,
+            closing,
         ));
         let streamed = streaming.and_then(streamed::Streaming::finish);
         // A cluster whose node faults were just healed: let its nodes
@@ -874,6 +882,7 @@ async fn clients_phase(
     history_path: &Path,
     faults: Faults<'_>,
     interrupts: &signals::Interrupts,
+    closing: bool,
 ) -> Result<Phase> {
     let limit = args.connect_timeout + args.statement_timeout;
     tokio::time::timeout(limit, db.setup(&wl.schema()))
@@ -920,6 +929,7 @@ async fn clients_phase(
         next_session: AtomicU64::new(u64::from(args.clients)),
         reconnect_window: Duration::from_secs(30),
         connect_timeout: args.connect_timeout,
+        finished: closing.then(|| closing::Finished::new(args.clients)),
     });
     let progress = recorder::Progress::new(txns, args.duration, clock);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -991,8 +1001,23 @@ async fn clients_phase(
     let mut warnings = Vec::new();
     let mut fatal = None;
     let mut written = std::collections::BTreeSet::new();
-    for t in tasks {
-        match t.await {
+    let closer = async {
+        match &shared.finished {
+            Some(f) => Some(closing::run(&shared, f, wl, &final_tx).await),
+            None => None,
+        }
+    };
+    let clients = async {
+        let mut ends = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            ends.push(t.await);
+        }
+        ends
+    };
+    let (mut closed, ends) = tokio::join!(closer, clients);
+    warnings.extend(closed.as_mut().and_then(|c| c.warning.take()));
+    for t in ends {
+        match t {
             Ok(mut end) => {
                 written.append(&mut end.written);
                 warnings.extend(end.warning);
@@ -1022,7 +1047,10 @@ async fn clients_phase(
         let plans = if fatal.is_some() {
             Vec::new()
         } else {
-            let written: Vec<history::Key> = written.into_iter().collect();
+            let written: Vec<history::Key> = match (closed, &shared.finished) {
+                (Some(closed), Some(f)) => closed.final_keys(wl, f),
+                _ => written.into_iter().collect(),
+            };
             wl.final_reads(&written)
         };
         let done = final_reads::run(

@@ -90,6 +90,9 @@ pub struct Shared {
     pub reconnect_window: Duration,
     /// How long one connection attempt (or a polite close) may take.
     pub connect_timeout: Duration,
+    /// Each client's finished plans, when the run makes closing reads
+    /// ([`super::closing`]); the clients then keep no written keys.
+    pub finished: Option<super::closing::Finished>,
 }
 
 /// How a client's run ended.
@@ -195,9 +198,11 @@ pub async fn client(
             break;
         }
         let plan = plans.next_plan();
-        for k in plan.written_keys() {
-            if !end.written.contains(k) {
-                end.written.insert(k.clone());
+        if shared.finished.is_none() {
+            for k in plan.written_keys() {
+                if !end.written.contains(k) {
+                    end.written.insert(k.clone());
+                }
             }
         }
         let outcome = match run_plan(&shared, session_id, s, &plan).await {
@@ -212,6 +217,9 @@ pub async fn client(
             // The recorder is gone (it could not write); stop everyone.
             shared.stop.store(true, Ordering::Relaxed);
             break;
+        }
+        if let Some(f) = &shared.finished {
+            f.one(client);
         }
         if let Some(e) = outcome
             .error
@@ -241,6 +249,9 @@ pub async fn client(
                 let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;
             }
         }
+    }
+    if let Some(f) = &shared.finished {
+        f.stop(client);
     }
     if let Some(s) = session.take() {
         let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;

@@ -27,10 +27,10 @@ pub struct Streaming {
     level: history::Level,
 }
 
-/// Starts following `history` when the run makes mini-transactions and its
-/// level is one a stream decides (`None` otherwise).
+/// Starts following `history` when the run makes mini-transactions or
+/// list-append and its level is one a stream decides (`None` otherwise).
 pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<Streaming> {
-    if !streams(args.level) || args.workload != "mini" {
+    if !streams(args.level) || !matches!(args.workload.as_str(), "mini" | "append") {
         for (asked, flag, then) in [
             (
                 args.stop_on_anomaly,
@@ -45,9 +45,9 @@ pub fn start(args: &RunArgs, history: &Path, interrupts: &Interrupts) -> Option<
         ] {
             if asked {
                 eprintln!(
-                    "warning: {flag}: only mini-transactions at ser, si, strong-session-ser \
-                     and strong-session-si are checked while the run records, not {} at {}; \
-                     {then}",
+                    "warning: {flag}: only mini-transactions and list-append at ser, si, \
+                     strong-session-ser and strong-session-si are checked while the run records, \
+                     not {} at {}; {then}",
                     args.workload, args.level
                 );
             }

@@ -133,6 +133,34 @@ impl Workload for Append {
         Plan::final_reads(written, true)
     }
 
+    /// Slot `s`'s epoch `e` is used by plans `e·p ..= (e+1)·p − 1`.
+    fn closing_keys(&self, from: u64, to: u64) -> Option<Vec<Key>> {
+        let s = &*self.shared;
+        let mut keys = Vec::new();
+        for (slot, &p) in s.periods.iter().enumerate() {
+            // Epochs whose last plan, (e+1)·p − 1, is in from..to.
+            for e in (from + 1).div_ceil(p) - 1..to / p {
+                keys.push(Key::Int((e * s.sampler.keys() + slot as u64) as i64));
+            }
+        }
+        Some(keys)
+    }
+
+    fn keys_in_use(&self, from: u64, to: u64) -> Vec<Key> {
+        let s = &*self.shared;
+        let mut keys = Vec::new();
+        if from >= to {
+            return keys;
+        }
+        for (slot, &p) in s.periods.iter().enumerate() {
+            for e in from / p..=(to - 1) / p {
+                keys.push(Key::Int((e * s.sampler.keys() + slot as u64) as i64));
+            }
+        }
+        keys.sort();
+        keys
+    }
+
     fn client(&self, client: u32) -> Box<dyn ClientPlans> {
         Box::new(AppendClient {
             seat: Seat::new(&self.shared, self.shared.seed, client, "append"),
@@ -290,5 +318,42 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.to_string().contains("active key set"), "{e}");
+    }
+
+    #[test]
+    fn a_closed_list_is_never_touched_again_and_every_list_is_closed_or_in_use() {
+        let w = Append::new(&cfg(3)).unwrap();
+        let n = 400u64;
+        // The last plan number that touched each key.
+        let mut last: HashMap<Key, u64> = HashMap::new();
+        for c in 0..3 {
+            let mut plans = w.client(c);
+            for t in 0..n {
+                for step in plans.next_plan().steps {
+                    let (Step::Append(k, _) | Step::ReadList(k)) = step else {
+                        panic!("not an append step");
+                    };
+                    let e = last.entry(k).or_insert(t);
+                    *e = (*e).max(t);
+                }
+            }
+        }
+        let mut closed = Vec::new();
+        for (from, to) in [(0, 1), (1, 7), (7, 150), (150, n)] {
+            for k in w.closing_keys(from, to).unwrap() {
+                if let Some(&t) = last.get(&k) {
+                    assert!(t < to, "{k} closed at {to} but used by plan {t}");
+                }
+                closed.push(k);
+            }
+        }
+        let open = w.keys_in_use(n, n + 1);
+        for k in last.keys() {
+            assert!(
+                closed.contains(k) || open.contains(k),
+                "{k} neither closed nor in use"
+            );
+        }
+        assert!(closed.len() > 20 && closed.len() > open.len(), "{closed:?}");
     }
 }

@@ -89,6 +89,21 @@ pub trait Workload: Send + Sync {
         let _ = written;
         Vec::new()
     }
+    /// The keys whose last use is by a plan numbered in `from..to` (a
+    /// client's plans are numbered from 0): once every client has run `to`
+    /// plans, none will touch them again. A run checked as it goes reads
+    /// each such key once then (its closing read), so that the check can
+    /// let go of it. `None`: the workload's keys never go out of use.
+    fn closing_keys(&self, from: u64, to: u64) -> Option<Vec<Key>> {
+        let _ = (from, to);
+        None
+    }
+    /// Every key some plan numbered in `from..to` may touch: what a run
+    /// that made closing reads up to `from` still reads at its end.
+    fn keys_in_use(&self, from: u64, to: u64) -> Vec<Key> {
+        let _ = (from, to);
+        Vec::new()
+    }
 }
 
 /// The client number whose write ids the [`Workload::prelude`] uses: far

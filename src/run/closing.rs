@@ -1,0 +1,181 @@
+//! Closing reads. A list of `append` is read once, early, as soon as no
+//! client can touch it any more (the workload's
+//! [`closing_keys`](workloads::Workload::closing_keys)): in a run checked as
+//! it goes (`--stream`), that read places the list's last appends, so the
+//! streamed check can let go of the list and its writers
+//! (`checkers::stream::lists`). Without it they would stay in memory until
+//! the final reads at the end of the run, and a run of an hour would grow
+//! all along.
+//!
+//! A list is closed once every client still running has finished the
+//! plans that use it: each client counts the plans it has finished
+//! ([`Finished`]). The reads are ordinary read-only transactions of kind
+//! `final-read` on a session of their own, recorded like any other; a list
+//! whose read did not commit is tried again at the next round, and at the
+//! end of the run by the final reads.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use adapters::Session;
+use history::{Key, Status, Txn};
+use tokio::sync::mpsc::UnboundedSender;
+use workloads::{Plan, Workload};
+
+use super::runner::{run_plan, Shared};
+
+/// How often the closed lists are read.
+const ROUND: Duration = Duration::from_millis(100);
+
+/// How many plans each client has finished, and whether it has stopped.
+#[derive(Debug)]
+pub struct Finished {
+    plans: Vec<AtomicU64>,
+    stopped: Vec<AtomicBool>,
+}
+
+impl Finished {
+    /// Nothing finished yet, for `clients` clients.
+    pub fn new(clients: u32) -> Finished {
+        Finished {
+            plans: (0..clients).map(|_| AtomicU64::new(0)).collect(),
+            stopped: (0..clients).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    /// Client `c` finished one more plan (its transaction is recorded).
+    pub fn one(&self, c: u32) {
+        self.plans[c as usize].fetch_add(1, Ordering::Release);
+    }
+
+    /// Client `c` runs no more plans.
+    pub fn stop(&self, c: u32) {
+        self.stopped[c as usize].store(true, Ordering::Release);
+    }
+
+    /// The fewest plans a client still running has finished; `None` once
+    /// every client has stopped.
+    fn least_running(&self) -> Option<u64> {
+        self.plans
+            .iter()
+            .zip(&self.stopped)
+            .filter(|(_, s)| !s.load(Ordering::Acquire))
+            .map(|(p, _)| p.load(Ordering::Acquire))
+            .min()
+    }
+
+    /// The most plans a client has finished.
+    pub fn most(&self) -> u64 {
+        self.plans
+            .iter()
+            .map(|p| p.load(Ordering::Acquire))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What the closing reads did.
+#[derive(Debug, Default)]
+pub struct Closed {
+    /// Lists last used by plans before this number were closed.
+    pub upto: u64,
+    /// Closed lists whose read has not committed: the final reads read
+    /// them.
+    pub left: Vec<Key>,
+    /// Why the closing reads stopped early, when they did.
+    pub warning: Option<String>,
+}
+
+impl Closed {
+    /// The lists the final reads still read once every client has stopped.
+    pub fn final_keys(mut self, wl: &dyn Workload, finished: &Finished) -> Vec<Key> {
+        self.left.extend(wl.keys_in_use(self.upto, finished.most()));
+        self.left.sort();
+        self.left.dedup();
+        self.left
+    }
+}
+
+/// Reads every list as it closes, until every client has stopped or the
+/// run is interrupted.
+pub async fn run(
+    shared: &Shared,
+    finished: &Finished,
+    wl: &dyn Workload,
+    tx: &UnboundedSender<Txn>,
+) -> Closed {
+    let mut closed = Closed::default();
+    let mut session: Option<(u64, Box<dyn Session>)> = None;
+    while let Some(least) = finished.least_running() {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if least > closed.upto {
+            let keys = wl.closing_keys(closed.upto, least).unwrap_or_default();
+            closed.left.extend(keys);
+            closed.upto = least;
+        }
+        if !closed.left.is_empty() {
+            if let Err(why) = read(shared, &mut session, &mut closed.left, tx).await {
+                closed.warning = Some(format!("the closing reads stopped: {why}"));
+                break;
+            }
+        }
+        tokio::time::sleep(ROUND).await;
+    }
+    if let Some((_, s)) = session.take() {
+        let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;
+    }
+    closed
+}
+
+/// Reads `left` once, removing the lists whose read committed. `Err` only
+/// when the adapter cannot run the read at all.
+async fn read(
+    shared: &Shared,
+    session: &mut Option<(u64, Box<dyn Session>)>,
+    left: &mut Vec<Key>,
+    tx: &UnboundedSender<Txn>,
+) -> Result<(), String> {
+    let plans = Plan::final_reads(left, true);
+    let mut missed = Vec::new();
+    for plan in plans {
+        let (id, s) = match session {
+            Some(s) => s,
+            None => {
+                let id = shared.next_session.fetch_add(1, Ordering::Relaxed);
+                match tokio::time::timeout(shared.connect_timeout, shared.db.connect(id)).await {
+                    Ok(Ok(s)) => session.insert((id, s)),
+                    // The database is away (a fault): the next round.
+                    _ => {
+                        missed.extend(plan_keys(&plan));
+                        continue;
+                    }
+                }
+            }
+        };
+        let ran = run_plan(shared, *id, s, &plan)
+            .await
+            .map_err(|e| e.to_string())?;
+        if ran.txn.status != Status::Ok {
+            missed.extend(plan_keys(&plan));
+        }
+        if ran.broken {
+            if let Some((_, s)) = session.take() {
+                let _ = tokio::time::timeout(shared.connect_timeout, s.close()).await;
+            }
+        }
+        if tx.send(ran.txn).is_err() {
+            return Err("the recorder is gone".into());
+        }
+    }
+    *left = missed;
+    Ok(())
+}
+
+fn plan_keys(plan: &Plan) -> impl Iterator<Item = Key> + '_ {
+    plan.steps.iter().filter_map(|s| match s {
+        workloads::Step::ReadList(k) => Some(k.clone()),
+        _ => None,
+    })
+}
