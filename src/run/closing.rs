@@ -179,3 +179,25 @@ fn plan_keys(plan: &Plan) -> impl Iterator<Item = Key> + '_ {
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Finished;
+
+    #[test]
+    fn a_list_closes_by_the_slowest_client_still_running() {
+        let f = Finished::new(3);
+        assert_eq!(f.least_running(), Some(0));
+        (0..5).for_each(|_| f.one(0));
+        (0..2).for_each(|_| f.one(1));
+        (0..9).for_each(|_| f.one(2));
+        assert_eq!(f.least_running(), Some(2));
+        // A client that stopped holds nothing back.
+        f.stop(1);
+        assert_eq!(f.least_running(), Some(5));
+        assert_eq!(f.most(), 9);
+        f.stop(0);
+        f.stop(2);
+        assert_eq!(f.least_running(), None);
+    }
+}

@@ -1012,6 +1012,11 @@ async fn clients_phase(
         for t in tasks {
             ends.push(t.await);
         }
+        // A client task that panicked did not say it stopped: the closing
+        // reads must not wait for it.
+        if let Some(f) = &shared.finished {
+            (0..args.clients).for_each(|c| f.stop(c));
+        }
         ends
     };
     let (mut closed, ends) = tokio::join!(closer, clients);
