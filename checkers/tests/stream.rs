@@ -142,11 +142,34 @@ fn agree(rng: &mut ChaCha8Rng, h: &History, what: &str, tally: &mut Tally) {
     }
 }
 
+/// Streams `n` histories made by `make` from `configs` in turn (half of
+/// them with sessions interleaved), each at every level, against the
+/// offline check. `STREAM_SEED` and `STREAM_HISTORIES` run a longer search
+/// by hand.
+fn search(
+    seed: u64,
+    configs: &[GenConfig],
+    make: fn(&mut ChaCha8Rng, &GenConfig) -> History,
+    what: &str,
+) -> Tally {
+    let env = |name: &str, or: u64| std::env::var(name).map_or(or, |s| s.parse().unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(env("STREAM_SEED", seed));
+    let mut tally = Tally::default();
+    for i in 0..env("STREAM_HISTORIES", 1500) as usize {
+        let cfg = &configs[i % configs.len()];
+        let mut h = harness_values(&make(&mut rng, cfg));
+        if rng.random_bool(0.5) {
+            interleave(&mut rng, &mut h);
+        }
+        agree(&mut rng, &h, &format!("{what} {i}"), &mut tally);
+    }
+    eprintln!("{tally:?}");
+    tally
+}
+
 #[test]
 fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
     assert!(LEVELS.iter().all(|&l| streams(l)));
-    let mut rng = ChaCha8Rng::seed_from_u64(0x5743);
-    let mut tally = Tally::default();
     let configs = [
         GenConfig {
             max_txns: 12,
@@ -179,14 +202,7 @@ fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
             ..GenConfig::default()
         },
     ];
-    for i in 0..1500 {
-        let cfg = &configs[i % configs.len()];
-        let mut h = harness_values(&random_history(&mut rng, cfg));
-        if rng.random_bool(0.5) {
-            interleave(&mut rng, &mut h);
-        }
-        agree(&mut rng, &h, &format!("history {i}"), &mut tally);
-    }
+    let tally = search(0x5743, &configs, random_history, "history");
     // Not vacuous: the stream decides most histories itself, both ways,
     // while retiring transactions.
     let all = tally.ok + tally.anomalous + tally.offline;
@@ -194,15 +210,10 @@ fn the_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
     assert!(tally.anomalous > all / 10, "{tally:?}");
     assert!(tally.offline < all / 2, "{tally:?}");
     assert!(tally.retired > tally.txns / 4, "{tally:?}");
-    eprintln!("{tally:?}");
 }
 
 #[test]
 fn the_list_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
-    // `STREAM_SEED` and `STREAM_HISTORIES` run a longer search by hand.
-    let env = |name: &str, or: u64| std::env::var(name).map_or(or, |s| s.parse().unwrap());
-    let mut rng = ChaCha8Rng::seed_from_u64(env("STREAM_SEED", 0x1157));
-    let mut tally = Tally::default();
     let configs = [
         GenConfig {
             max_txns: 12,
@@ -239,18 +250,10 @@ fn the_list_stream_agrees_with_the_offline_check_on_random_chunked_histories() {
             ..GenConfig::default()
         },
     ];
-    for i in 0..env("STREAM_HISTORIES", 1500) as usize {
-        let cfg = &configs[i % configs.len()];
-        let mut h = harness_values(&random_list_history(&mut rng, cfg));
-        if rng.random_bool(0.5) {
-            interleave(&mut rng, &mut h);
-        }
-        agree(&mut rng, &h, &format!("list history {i}"), &mut tally);
-    }
+    let tally = search(0x1157, &configs, random_list_history, "list history");
     // Not vacuous: the stream decides many histories itself, both ways,
     // while retiring transactions.
     let all = tally.ok + tally.anomalous + tally.offline;
-    eprintln!("{tally:?}");
     assert!(tally.ok > all / 10, "{tally:?}");
     assert!(tally.anomalous > all / 20, "{tally:?}");
     assert!(tally.retired > tally.txns / 10, "{tally:?}");
