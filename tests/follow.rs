@@ -469,20 +469,28 @@ fn a_streamed_list_append_run_reads_each_list_as_it_closes_and_lets_go_of_it() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
-    // A lost update in list-append: found while recording, and read back
-    // for its counterexample.
-    let (o, _dir) = memdb_run(&[
+    // Write skew in list-append: a cycle found while recording ends the
+    // run, which is read back for its counterexample.
+    let (o, dir) = memdb_run(&[
         "--workload",
         "append",
         "--bug",
-        "lost-update",
-        "--txns",
-        "4000",
+        "write-skew",
+        "--duration",
+        "10min",
+        "--stop-on-anomaly",
         "--stream",
     ]);
     let (text, err) = (stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{text}{err}");
     assert!(text.starts_with("verdict: anomalous (ser)"), "{text}");
-    assert!(text.contains("streamed check: ser "), "{text}");
+    assert!(
+        text.contains("streamed check: ser anomalous: a dependency cycle"),
+        "{text}"
+    );
+    assert!(text.contains("stopped by --stop-on-anomaly"), "{text}");
     assert!(!err.contains("not read back"), "{err}");
+    let report = read_report(&run_dir(dir.path()));
+    let secs = report["throughput"]["elapsed_s"].as_f64().unwrap();
+    assert!(secs < 300.0, "{report}");
 }

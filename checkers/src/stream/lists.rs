@@ -46,6 +46,8 @@ use smallvec::SmallVec;
 
 use super::retained::Ref;
 use super::{Core, Streamed};
+use crate::anomaly::{AnomalyKind, Scope};
+use crate::lattice::forbids;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Writer {
@@ -65,6 +67,8 @@ struct Elem {
     /// A read by another transaction ended here: it must be its writer's
     /// last append to the key, or that read was intermediate.
     ends_read: bool,
+    /// A list read showed it (not only a version a transaction installed).
+    read: bool,
 }
 
 /// What the stream knows of one key.
@@ -330,15 +334,13 @@ impl Lists {
             let (Some(seen), Some(base)) = (x.seen, x.base) else {
                 continue;
             };
-            let shown = if x.appends.is_empty() {
-                seen
-            } else {
+            self.extend(core, x.k, seen, true)?;
+            if seen.len() < base.len() + x.appends.len() {
                 installs.clear();
                 installs.extend_from_slice(base);
                 installs.extend_from_slice(&x.appends);
-                &installs[..]
-            };
-            self.extend(core, x.k, shown)?;
+                self.extend(core, x.k, &installs, false)?;
+            }
             self.read(core, x.k, base.len(), me)?;
         }
         Ok(())
@@ -368,24 +370,45 @@ impl Lists {
     }
 
     /// Checks `seen` against the chain of `k` and adds what it shows
-    /// beyond it.
-    fn extend(&mut self, core: &mut Core, k: u32, seen: &[Value]) -> Result<(), Streamed> {
+    /// beyond it. `read`: `seen` is a list read (else the version a
+    /// transaction installs, which no read need show).
+    fn extend(
+        &mut self,
+        core: &mut Core,
+        k: u32,
+        seen: &[Value],
+        read: bool,
+    ) -> Result<(), Streamed> {
         let st = &self.keys[&k];
         let known = st.chain.len();
-        if st.chain.iter().zip(seen).any(|(e, v)| e.value != *v) {
-            return offline(format!(
-                "two reads of {} are not prefixes of one another",
-                st.key
-            ));
+        if let Some(e) = st.chain.iter().zip(seen).find(|(e, v)| e.value != **v) {
+            let why = format!("two reads of {} are not prefixes of one another", st.key);
+            // Two list reads that disagree: certain, whatever else is
+            // wrong with them. A version only installed may instead have
+            // lost an update, which the offline check names.
+            let kind = AnomalyKind::IncompatibleOrder;
+            return Err(
+                if read && e.0.read && forbids(core.level, kind, Scope::Item) {
+                    Streamed::Anomalous(format!("{kind}: {why}"))
+                } else {
+                    Streamed::Offline(why)
+                },
+            );
+        }
+        if read {
+            let st = self.keys.get_mut(&k).expect("kept");
+            for e in st.chain.iter_mut().take(seen.len()) {
+                e.read = true;
+            }
         }
         for &v in seen.iter().skip(known) {
-            self.reveal(core, k, v)?;
+            self.reveal(core, k, v, read)?;
         }
         Ok(())
     }
 
     /// `v` is the next element of the chain of `k`.
-    fn reveal(&mut self, core: &mut Core, k: u32, v: Value) -> Result<(), Streamed> {
+    fn reveal(&mut self, core: &mut Core, k: u32, v: Value, read: bool) -> Result<(), Streamed> {
         let (writer, seg) = match self.unplaced.remove(&v) {
             Some((kk, w, j, m)) if kk == k => {
                 core.graph.unplaced(w, false);
@@ -415,6 +438,7 @@ impl Lists {
             writer,
             seg,
             ends_read: false,
+            read,
         };
         let tail = std::mem::take(&mut st.tail);
         match writer {

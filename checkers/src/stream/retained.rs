@@ -246,7 +246,14 @@ impl Retained {
                 overwrote: slot.overwrote,
             });
             for node in s * per..(s + 1) * per {
-                self.succ[node].clear();
+                // A slot is reused: a list of a popular version's readers
+                // must not stay with it for good.
+                let succ = &mut self.succ[node];
+                if succ.capacity() > 64 {
+                    *succ = Vec::new();
+                } else {
+                    succ.clear();
+                }
             }
             self.free.push(s as u32);
             self.kept -= 1;
