@@ -13,9 +13,11 @@
 //! the chain's last element and the readers of the whole chain precede
 //! every unplaced writer of the key; the stream adds those edges as they
 //! become true, and the exact ones once a read places the append. Two
-//! appends that stay unplaced to the end leave their order open, and any
-//! order of them agrees with some topological order of an acyclic graph,
-//! so they cannot make a cycle the stream missed.
+//! appends that stay unplaced to the end leave their order open: under
+//! SER any order of them agrees with some topological order of an acyclic
+//! graph, so they cannot make a cycle the stream missed; under SI (a
+//! begin and a commit node per transaction) both orders may, so the
+//! stream hands such a history over ([`Lists::unresolved`]).
 //!
 //! # Letting go
 //!
@@ -29,8 +31,10 @@
 //! read shorter than the chain it forgot would be a stale read the stream
 //! cannot follow: only a fingerprint of the key stays, 8 bytes per key.
 //!
-//! Everything else that is not a plain chain hands over to the offline
-//! check: reads that are not prefixes of one another, an element whose
+//! Two list reads that are not prefixes of one another are a certain
+//! `incompatible-order`. Everything else that is not a plain chain hands
+//! over to the offline check: a read that disagrees with a version only
+//! installed (a lost update, which the offline check names), an element whose
 //! writer does not arrive (aborted, unknown outcome, thin air), a
 //! transaction's appends split up, out of order or read in part by
 //! another (an intermediate read), a read that does not end with the
