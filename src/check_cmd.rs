@@ -34,7 +34,11 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     let times = crate::progress::stage_times();
     let h = progress.read(path, args.format)?;
     if let Some(t0) = times {
-        eprintln!("stage: read at {} ms", t0.elapsed().as_millis());
+        eprintln!(
+            "stage: read at {} ms{}",
+            t0.elapsed().as_millis(),
+            crate::progress::resident()
+        );
     }
     check_read(&args, h, &progress)
 }
@@ -227,7 +231,7 @@ fn check_read(
 /// Prints a verdict as text (with its counterexamples) or JSON.
 fn print_report(args: &CheckArgs, report: &checkers::Report) -> Result<()> {
     let text = if args.json {
-        serde_json::to_string_pretty(report)? + "\n"
+        crate::json_layout::to_string(report)? + "\n"
     } else {
         let mut s = report.summary();
         for a in &report.anomalies {

@@ -8,6 +8,7 @@ mod cluster;
 mod compare;
 mod expectation;
 mod follow;
+mod json_layout;
 mod memory;
 mod nemesis;
 mod output;

@@ -149,7 +149,11 @@ impl Reporter {
         let times = stage_times();
         opts.progress = Some(Arc::new(move |s| {
             if let Some(t0) = times {
-                eprintln!("stage: {s:?} at {} ms", t0.elapsed().as_millis());
+                eprintln!(
+                    "stage: {s:?} at {} ms{}",
+                    t0.elapsed().as_millis(),
+                    resident()
+                );
             }
             if let Some(what) = describe(s) {
                 me.stage(&what);
@@ -184,6 +188,16 @@ impl Drop for Reporter {
 pub fn stage_times() -> Option<Instant> {
     static T0: std::sync::OnceLock<Option<Instant>> = std::sync::OnceLock::new();
     *T0.get_or_init(|| std::env::var_os("HARNESS_STAGE_TIMES").map(|_| Instant::now()))
+}
+
+/// `, N MB resident` for a stage line (Linux; empty elsewhere).
+pub fn resident() -> String {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok());
+    pages.map_or(String::new(), |p| {
+        format!(", {} MB resident", p * 4096 / 1_000_000)
+    })
 }
 
 /// Makes `bar` a spinner saying `what`, with the time it has run.

@@ -713,7 +713,7 @@ fn write_report(
         final_reads,
         check: report,
     };
-    let text = serde_json::to_string_pretty(&r)?;
+    let text = crate::json_layout::to_string(&r)?;
     fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }
 
