@@ -20,7 +20,9 @@ fn main() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
         if arch == "x86_64" && rustc_minor().is_some_and(|m| m >= 90) {
             let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-            println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={dir}/linker/hot-symbols.txt");
+            println!(
+                "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={dir}/linker/hot-symbols.txt"
+            );
             println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
         }
     }
@@ -33,5 +35,10 @@ fn rustc_minor() -> Option<u32> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let out = Command::new(rustc).arg("-V").output().ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
-    text.split_whitespace().nth(1)?.split('.').nth(1)?.parse().ok()
+    text.split_whitespace()
+        .nth(1)?
+        .split('.')
+        .nth(1)?
+        .parse()
+        .ok()
 }
