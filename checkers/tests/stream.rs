@@ -356,3 +356,91 @@ fn list_appends_no_read_shows_are_ordered_after_the_chain_or_left_open() {
         assert_ne!(got, Streamed::Ok, "{}", lines.join("\n"));
     }
 }
+
+/// A list-append history where session 1 touches list 1 far behind
+/// session 0, with other lists between; `closing`: it reads lists as they
+/// close (a `final-read` of list 99 first, and of list 1 after session 1),
+/// and `after`: list 1 is read again after its closing read.
+fn drifting_list_history(closing: bool, after: bool) -> History {
+    let v = |s: i64, c: i64| (s << 32) | c;
+    let mut lines = Vec::new();
+    let mut id = 0;
+    let mut line = |session: u64, kind: &str, ops: String| {
+        lines.push(format!(
+            r#"{{"id":{id},"session":{session},"status":"ok","kind":"{kind}","ops":[{ops}]}}"#
+        ));
+        id += 1;
+    };
+    if closing {
+        line(9, "final-read", r#"["r",99,[]]"#.into());
+    }
+    line(0, "mixed", format!(r#"["r",1,[]],["a",1,{}]"#, v(1, 1)));
+    line(0, "mixed", format!(r#"["r",1,[{}]]"#, v(1, 1)));
+    // Session 0 moves on: 200 lists of its own, each appended to and read.
+    for c in 2..202 {
+        let x = v(1, c);
+        line(0, "mixed", format!(r#"["a",{c},{x}],["r",{c},[{x}]]"#));
+        if closing {
+            line(9, "final-read", format!(r#"["r",{c},[{x}]]"#));
+        }
+    }
+    // Session 1 arrives at list 1.
+    let (a, b) = (v(1, 1), v(2, 1));
+    line(
+        1,
+        "mixed",
+        format!(r#"["r",1,[{a}]],["a",1,{b}],["r",1,[{a},{b}]]"#),
+    );
+    if closing {
+        line(9, "final-read", format!(r#"["r",1,[{a},{b}]]"#));
+    }
+    for c in 202..302 {
+        let x = v(2, c);
+        line(1, "mixed", format!(r#"["a",{c},{x}],["r",{c},[{x}]]"#));
+        if closing {
+            line(9, "final-read", format!(r#"["r",{c},[{x}]]"#));
+        }
+    }
+    if after {
+        line(2, "read-only", format!(r#"["r",1,[{a},{b}]]"#));
+    }
+    checkers_testkit::build::jsonl(&lines.join("\n"))
+}
+
+#[test]
+fn a_list_read_as_it_closes_is_kept_until_its_closing_read_and_let_go_after() {
+    let narrow = StreamOptions {
+        window: 4,
+        batch: 1,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for level in [Level::Ser, Level::Si] {
+        for (closing, after) in [(true, false), (false, false), (true, true)] {
+            let h = drifting_list_history(closing, after);
+            assert_eq!(
+                check(&h, level, &CheckOptions::default()).verdict,
+                Verdict::Ok
+            );
+            let (got, retired) = stream(&mut rng, &h, level, narrow);
+            match (closing, after) {
+                // Kept whole however long session 1 takes, let go of once
+                // closed: nearly every transaction left memory.
+                (true, false) => {
+                    assert_eq!(got, Streamed::Ok, "{level}");
+                    assert!(retired > 500, "{retired}");
+                }
+                // Without closing reads, an idle list is let go of after
+                // a few windows, and session 1's late read hands over.
+                (false, false) => assert!(
+                    matches!(&got, Streamed::Offline(why) if why.contains("list 1 is read")),
+                    "{got:?}"
+                ),
+                // A read after the closing read finds the list let go of.
+                _ => assert!(
+                    matches!(&got, Streamed::Offline(why) if why.contains("let go")),
+                    "{got:?}"
+                ),
+            }
+        }
+    }
+}

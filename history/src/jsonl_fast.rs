@@ -288,7 +288,9 @@ pub(crate) enum Kept {
     /// Every field.
     All,
     /// The fields a dependency check reads: not `kind`, `error` or `node`,
-    /// which are checked as text and dropped (no allocation).
+    /// which are checked as text and dropped (no allocation); but a `kind`
+    /// of `final-read` is kept, since a streamed list check lets go of a
+    /// list once such a read has read it.
     Check,
 }
 
@@ -354,7 +356,14 @@ fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>, kept: Kept) -> Option<Txn>
                 128
             }
             b"kind" => {
-                t.kind = text(&mut c)?;
+                t.kind = match kept {
+                    Kept::All => c.opt_string()?,
+                    Kept::Check if c.peek()? == b'n' => c.null().map(|()| None)?,
+                    Kept::Check => {
+                        let kind = c.str()?;
+                        (kind == crate::model::FINAL_READ).then(|| kind.to_string())
+                    }
+                };
                 256
             }
             b"node" => {

@@ -21,4 +21,7 @@ pub use jsonl::{
     JsonlWriter, Record,
 };
 pub use level::{Level, UnknownLevel};
-pub use model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value, LEADER_CHANGE};
+pub use model::{
+    DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value, FINAL_READ, LEADER_CHANGE,
+    PASSING_READ,
+};

@@ -396,6 +396,17 @@ pub struct Fault {
     pub detail: Option<String>,
 }
 
+/// The `kind` of the read-only transactions `harness run` adds to read its
+/// keys back: the final reads after the workload, and the closing read of
+/// a list no client will touch again. A list-append check as it goes lets
+/// go of a list once such a read has read it.
+pub const FINAL_READ: &str = "final-read";
+
+/// The `kind` of a read `harness run --stream` makes of a list some client
+/// has just left (other clients may still use it): it places that
+/// client's appends, and is checked like any other transaction.
+pub const PASSING_READ: &str = "passing-read";
+
 /// The `kind` of a fault line that records a change of leader the run saw
 /// (from the start of the leaderless gap to the new leader): an
 /// observation for the timeline, not a fault anybody injected.

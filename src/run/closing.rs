@@ -13,12 +13,21 @@
 //! `final-read` on a session of their own, recorded like any other; a list
 //! whose read did not commit is tried again at the next round, and at the
 //! end of the run by the final reads.
+//!
+//! Clients drift apart, and a list stays open until the slowest one has
+//! passed it: an append by a faster client that nobody reads meanwhile
+//! would keep its writer, and everything after it, in the check's memory
+//! for as long as the drift (minutes in an hour's run). So each round also
+//! reads, once, every list some client left since the last round (its
+//! *passing read*, of kind `passing-read`): each append is then placed within a round or two of
+//! its client moving on, whatever the drift. A passing read that does not
+//! commit is tried again at the next round, until the list closes.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use adapters::Session;
-use history::{Key, Status, Txn};
+use history::{Key, Status, Txn, FINAL_READ, PASSING_READ};
 use tokio::sync::mpsc::UnboundedSender;
 use workloads::{Plan, Workload};
 
@@ -64,6 +73,14 @@ impl Finished {
             .min()
     }
 
+    /// How many plans each client has finished.
+    fn each(&self) -> Vec<u64> {
+        self.plans
+            .iter()
+            .map(|p| p.load(Ordering::Acquire))
+            .collect()
+    }
+
     /// The most plans a client has finished.
     pub fn most(&self) -> u64 {
         self.plans
@@ -106,6 +123,8 @@ pub async fn run(
 ) -> Closed {
     let mut closed = Closed::default();
     let mut session: Option<(u64, Box<dyn Session>)> = None;
+    let mut seen = finished.each();
+    let mut passing: Vec<Key> = Vec::new();
     while let Some(least) = finished.least_running() {
         if shared.stop.load(Ordering::Relaxed) {
             break;
@@ -115,11 +134,25 @@ pub async fn run(
             closed.left.extend(keys);
             closed.upto = least;
         }
+        let now = finished.each();
+        // A passing read that did not commit is tried again, unless the
+        // list is closed now (its closing read places the appends).
+        passing.extend(passed(wl, &seen, &now));
+        passing.sort();
+        passing.dedup();
+        let closing: std::collections::HashSet<&Key> = closed.left.iter().collect();
+        passing.retain(|k| !closing.contains(k));
+        seen = now;
+        let mut outcome = Ok(());
         if !closed.left.is_empty() {
-            if let Err(why) = read(shared, &mut session, &mut closed.left, tx).await {
-                closed.warning = Some(format!("the closing reads stopped: {why}"));
-                break;
-            }
+            outcome = read(shared, &mut session, &mut closed.left, FINAL_READ, tx).await;
+        }
+        if outcome.is_ok() && !passing.is_empty() {
+            outcome = read(shared, &mut session, &mut passing, PASSING_READ, tx).await;
+        }
+        if let Err(why) = outcome {
+            closed.warning = Some(format!("the closing reads stopped: {why}"));
+            break;
         }
         tokio::time::sleep(ROUND).await;
     }
@@ -129,17 +162,44 @@ pub async fn run(
     closed
 }
 
-/// Reads `left` once, removing the lists whose read committed. `Err` only
-/// when the adapter cannot run the read at all.
+/// The lists some client left between `seen` and `now` (plans finished,
+/// per client): the passing reads of a round. Each client's stretch is
+/// asked of the workload once, after overlapping stretches are merged.
+fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64]) -> Vec<Key> {
+    let mut stretches: Vec<(u64, u64)> = seen
+        .iter()
+        .zip(now)
+        .filter(|(s, n)| n > s)
+        .map(|(&s, &n)| (s, n))
+        .collect();
+    stretches.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(stretches.len());
+    for (from, to) in stretches {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+        .into_iter()
+        .flat_map(|(from, to)| wl.closing_keys(from, to).unwrap_or_default())
+        .collect()
+}
+
+/// Reads `left` once, in transactions of kind `kind`, removing the lists
+/// whose read committed. `Err` only when the adapter cannot run the read
+/// at all.
 async fn read(
     shared: &Shared,
     session: &mut Option<(u64, Box<dyn Session>)>,
     left: &mut Vec<Key>,
+    kind: &'static str,
     tx: &UnboundedSender<Txn>,
 ) -> Result<(), String> {
     let plans = Plan::final_reads(left, true);
     let mut missed = Vec::new();
-    for plan in plans {
+    for mut plan in plans {
+        plan.kind = kind;
         let (id, s) = match session {
             Some(s) => s,
             None => {
@@ -182,7 +242,33 @@ fn plan_keys(plan: &Plan) -> impl Iterator<Item = Key> + '_ {
 
 #[cfg(test)]
 mod tests {
-    use super::Finished;
+    use super::{passed, Finished};
+    use workloads::{Workload, WorkloadConfig};
+
+    #[test]
+    fn a_round_reads_each_list_some_client_left_once() {
+        let cfg = WorkloadConfig {
+            clients: 3,
+            ..WorkloadConfig::for_workload("append").unwrap()
+        };
+        let wl = workloads::append::Append::new(&cfg).unwrap();
+        let left = |from, to| wl.closing_keys(from, to).unwrap();
+        // Clients at 0..40 and 30..50 overlap: one stretch 0..50; client 2
+        // did nothing.
+        let mut want = left(0, 50);
+        want.sort();
+        assert!(!want.is_empty());
+        let mut got = passed(&wl, &[0, 30, 7], &[40, 50, 7]);
+        got.sort();
+        assert_eq!(got, want);
+        // Stretches apart are asked apart: nothing between them is read.
+        let got = passed(&wl, &[0, 100], &[10, 110]);
+        let mut want = left(0, 10);
+        want.extend(left(100, 110));
+        assert_eq!(got, want);
+        assert!(left(10, 100).iter().all(|k| !got.contains(k)));
+        assert!(passed(&wl, &[5, 5], &[5, 5]).is_empty());
+    }
 
     #[test]
     fn a_list_closes_by_the_slowest_client_still_running() {

@@ -49,7 +49,7 @@ pub struct Plan {
 
 /// The `kind` of a final read (see [`Plan::final_reads`]): reports and
 /// statistics tell them from the workload's own transactions by it.
-pub const FINAL_READ: &str = "final-read";
+pub const FINAL_READ: &str = history::FINAL_READ;
 
 /// The most keys one final-read transaction reads.
 pub const FINAL_READ_CHUNK: usize = 100;

@@ -24,12 +24,18 @@
 //! A transaction with an unplaced append is kept (edges into it are still
 //! to come), without a time limit: a workload that never reads a key again
 //! keeps its last writers to the end. `harness run --stream` therefore
-//! reads each list once no client can append to it any more (the closing
-//! reads). A key is let go of once no transaction that touched it has
-//! been kept for [`IDLE_WINDOWS`] windows (clients that drift apart touch
-//! one list far apart). A later read or append of it hands over, since a
-//! read shorter than the chain it forgot would be a stale read the stream
-//! cannot follow: only a fingerprint of the key stays, 8 bytes per key.
+//! reads each list a client has just left (a passing read), and each list
+//! once no client can touch it any more (its closing read, of kind
+//! `final-read`).
+//!
+//! A key's chain is kept while the key may still be read: a later read
+//! shorter than a chain the stream forgot would be a stale read it cannot
+//! follow. In a history with closing reads (from its first `final-read`
+//! on), a key is let go of once its closing read is retired, and never
+//! before: clients that drift apart touch one list minutes apart. In other
+//! histories, once no transaction that touched it has been kept for
+//! [`IDLE_WINDOWS`] windows. Either way a later read or append of a key
+//! let go of hands over; what stays of it is in [`Dropped`].
 //!
 //! Two list reads that are not prefixes of one another are a certain
 //! `incompatible-order`. Everything else that is not a plain chain hands
@@ -42,12 +48,12 @@
 //! disagree, and a read of one's own later append.
 
 use std::collections::VecDeque;
-use std::hash::{Hash, Hasher};
 
-use history::{Key, Op, Txn, Value};
-use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+use history::{Key, Op, Txn, Value, FINAL_READ};
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use super::dropped::Dropped;
 use super::retained::Ref;
 use super::{Core, Streamed};
 use crate::anomaly::{AnomalyKind, Scope};
@@ -93,6 +99,8 @@ struct ListKey {
     /// When the last kept transaction that touched it was retired (0:
     /// one is kept).
     idle_since: u64,
+    /// A closing read (`final-read`) read it: no one touches it again.
+    closed: bool,
 }
 
 /// The keys of a list-append history still needed.
@@ -106,8 +114,13 @@ pub(super) struct Lists {
     unplaced: FxHashMap<Value, (u32, Ref, u32, u32)>,
     /// Elements read whose writer has not arrived: `value -> (key, place)`.
     pending: FxHashMap<Value, (u32, u32)>,
-    /// Fingerprints of the keys let go of ([`fingerprint`]).
-    dropped: FxHashSet<u64>,
+    /// The keys let go of.
+    dropped: Dropped,
+    /// The history reads each list as it closes (it has a `final-read`):
+    /// keys are let go of when closed, not when idle.
+    closes: bool,
+    /// The most keys held at once.
+    peak_held: u64,
     /// Keys no kept transaction touches, by when they became so, oldest
     /// first (an entry is stale when the key's `idle_since` moved on).
     idle: VecDeque<(u64, u32)>,
@@ -136,23 +149,17 @@ fn offline<T>(why: String) -> Result<T, Streamed> {
     Err(Streamed::Offline(why))
 }
 
-/// A key's fingerprint: its integer, or a hash of its text. Two keys that
-/// share one only make the stream hand over when it need not.
-fn fingerprint(k: &Key) -> u64 {
-    match k {
-        Key::Int(i) => *i as u64,
-        Key::Str(s) => {
-            let mut h = FxHasher::default();
-            s.hash(&mut h);
-            h.finish()
-        }
-    }
-}
-
 impl Lists {
     /// Keys seen so far.
     pub(super) fn keys(&self) -> u64 {
         u64::from(self.next_id)
+    }
+
+    /// The most keys held whole at once, and the entries that remember
+    /// the keys let go of now: with the kept transactions, what the
+    /// stream's memory grows with.
+    pub(super) fn held(&self) -> (u64, u64) {
+        (self.peak_held, self.dropped.len() as u64)
     }
 
     /// Why the history cannot be called `ok` at its end, if it cannot.
@@ -194,10 +201,11 @@ impl Lists {
         };
         st.kept -= 1;
         if st.kept == 0 && st.pending == 0 {
-            if st.chain.is_empty() {
-                // A key nothing was ever shown in is as good as new.
+            if st.chain.is_empty() || st.closed {
+                // A key nothing was ever shown in is as good as new; a
+                // closed one is touched no more.
                 self.let_go(k);
-            } else {
+            } else if !self.closes {
                 st.idle_since = now.max(1);
                 self.idle.push_back((st.idle_since, k));
             }
@@ -208,7 +216,7 @@ impl Lists {
         let st = self.keys.remove(&k).expect("a kept key");
         self.ids.remove(&st.key);
         if !st.chain.is_empty() {
-            self.dropped.insert(fingerprint(&st.key));
+            self.dropped.insert(&st.key);
         }
     }
 
@@ -216,7 +224,7 @@ impl Lists {
         if let Some(&id) = self.ids.get(key) {
             return Ok(id);
         }
-        if self.dropped.contains(&fingerprint(key)) {
+        if self.dropped.contains(key) {
             return offline(format!(
                 "list {key} is read or appended to after the stream let go of it (as a run's \
                  final reads do, unless it read each list as it closed: `harness run --stream`)"
@@ -235,8 +243,10 @@ impl Lists {
                 kept: 0,
                 pending: 0,
                 idle_since: 0,
+                closed: false,
             },
         );
+        self.peak_held = self.peak_held.max(self.keys.len() as u64);
         Ok(id)
     }
 
@@ -306,10 +316,17 @@ impl Lists {
             }
         }
         let me = core.admit(t);
+        let closing = t.kind.as_deref() == Some(FINAL_READ);
+        if closing && !self.closes {
+            // Keys are let go of when closed from now on.
+            self.closes = true;
+            self.idle.clear();
+        }
         for x in &touched {
             let st = self.keys.get_mut(&x.k).expect("kept");
             st.kept += 1;
             st.idle_since = 0;
+            st.closed |= closing;
             core.graph.overwrote(me, x.k, None);
         }
         // Its appends: placed when a read already showed them, else

@@ -48,6 +48,7 @@
 //! streamed `ok`, comes from the offline check of the same history, so
 //! the two never differ.
 
+pub mod dropped;
 pub mod lists;
 pub mod mini;
 pub mod retained;
@@ -114,6 +115,10 @@ pub struct StreamStats {
     pub retired: u64,
     /// A list-append history (else mini-transactions).
     pub lists: bool,
+    /// Lists: the most keys held whole at once.
+    pub peak_held_keys: u64,
+    /// Lists: the entries that remember the keys let go of, at the end.
+    pub dropped_entries: u64,
 }
 
 /// What every model shares: the kept graph, the session order, the
@@ -201,6 +206,7 @@ impl Stream {
             Model::Lists(l) => {
                 s.keys = l.keys();
                 s.lists = true;
+                (s.peak_held_keys, s.dropped_entries) = l.held();
             }
         }
         s
@@ -367,8 +373,18 @@ pub fn ok_report(level: Level, s: &StreamStats, opts: &StreamOptions, ms: u64) -
         verdict: Verdict::Ok,
         notes: vec![format!(
             "checked in one pass as it was read: at most {} transactions in memory at once ({} retired, \
-             window {}); the levels not implied by {level} were not placed",
-            s.peak_kept, s.retired, opts.window
+             window {}{}); the levels not implied by {level} were not placed",
+            s.peak_kept,
+            s.retired,
+            opts.window,
+            if s.lists {
+                format!(
+                    "; at most {} lists held whole, {} entries for the lists let go of",
+                    s.peak_held_keys, s.dropped_entries
+                )
+            } else {
+                String::new()
+            }
         )],
         method: if s.lists {
             "list-append, streamed"
