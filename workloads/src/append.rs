@@ -25,8 +25,11 @@
 //! - there are `keys` *slots* (the active key set, default 10), picked with
 //!   the key distribution (default: Elle's exponential, each slot twice as
 //!   likely as the next);
-//! - slot `s` in epoch `g` is the key `g·keys + s`; a client is in epoch
-//!   `⌊t / period(s)⌋` of slot `s` at its t-th transaction;
+//! - slot `s` in epoch `g` is the key `s·2^32 + g` ([`list_key`]), so each
+//!   slot's lists are consecutive integers (a check that remembers the
+//!   lists it let go of as runs of integers keeps about one run a slot); a
+//!   client is in epoch `⌊t / period(s)⌋` of slot `s` at its t-th
+//!   transaction;
 //! - `period(s)` is set so that, when all `clients` clients run at the same
 //!   pace, the key gets about `max_writes_per_key` appends over its epoch
 //!   (hot slots rotate fast, cold ones slowly);
@@ -57,6 +60,13 @@ use crate::{ClientPlans, Plan, Schema, Seat, Step, Workload};
 /// The most slots `append` takes: each client keeps a counter per slot, and
 /// a large active set defeats the point (short, contended lists).
 pub const MAX_SLOTS: u64 = 1 << 20;
+
+/// The list of slot `slot` in epoch `epoch`: `slot·2^32 + epoch`, below
+/// 2^52 (exact in JSON tools that read numbers as doubles) for every slot
+/// and the first 2^32 epochs, more than any run reaches.
+pub fn list_key(slot: u64, epoch: u64) -> Key {
+    Key::Int(((slot << 32) | (epoch & 0xffff_ffff)) as i64)
+}
 
 struct Shared {
     seed: u64,
@@ -115,7 +125,7 @@ impl Append {
     pub fn key_for(&self, slot: u64, txn: u64) -> Key {
         let s = &*self.shared;
         let epoch = txn / s.periods[slot as usize];
-        Key::Int((epoch * s.sampler.keys() + slot) as i64)
+        list_key(slot, epoch)
     }
 }
 
@@ -140,7 +150,7 @@ impl Workload for Append {
         for (slot, &p) in s.periods.iter().enumerate() {
             // Epochs whose last plan, (e+1)·p − 1, is in from..to.
             for e in (from + 1).div_ceil(p) - 1..to / p {
-                keys.push(Key::Int((e * s.sampler.keys() + slot as u64) as i64));
+                keys.push(list_key(slot as u64, e));
             }
         }
         Some(keys)
@@ -154,7 +164,7 @@ impl Workload for Append {
         }
         for (slot, &p) in s.periods.iter().enumerate() {
             for e in from / p..=(to - 1) / p {
-                keys.push(Key::Int((e * s.sampler.keys() + slot as u64) as i64));
+                keys.push(list_key(slot as u64, e));
             }
         }
         keys.sort();
@@ -192,7 +202,7 @@ impl ClientPlans for AppendClient {
             if state.0 != epoch {
                 *state = (epoch, 0);
             }
-            let key = Key::Int((epoch * s.sampler.keys() + slot) as i64);
+            let key = list_key(slot, epoch);
             if wants_read || state.1 >= s.cap {
                 steps.push(Step::ReadList(key));
                 reads += 1;
