@@ -95,7 +95,7 @@ impl Reporter {
         let jsonl = path.is_file()
             && history::formats::resolve(path, format).ok() == Some(history::Format::Jsonl);
         self.read_with(path, jsonl, |on_bytes| {
-            history::formats::read_counting(path, format, on_bytes)
+            history::formats::read_kept(path, format, on_bytes, history::Kept::Check)
         })
     }
 

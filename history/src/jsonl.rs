@@ -22,6 +22,7 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ParseError;
+use crate::jsonl_fast::Kept;
 use crate::model::{DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value};
 
 /// The history format version this crate reads and writes.
@@ -221,10 +222,8 @@ pub fn parse_line_fast(line: &str) -> Result<Option<Record>, String> {
     parse_line(line)
 }
 
-/// [`parse_line_fast`] for a check that reads no more than a transaction's
-/// id, session, outcome, timing and ops: its `kind` (unless `final-read`),
-/// `error` and `node` are not kept (`None`) when the fast path takes the
-/// line. Every line is
+/// [`parse_line_fast`] for a check, keeping what [`Kept::Check`] keeps
+/// when the fast path takes the line. Every line is
 /// accepted or refused as [`parse_line`] would.
 pub fn parse_line_for_check(line: &str) -> Result<Option<Record>, String> {
     let bytes = line.trim_end_matches('\r').as_bytes();
@@ -435,11 +434,11 @@ enum Parsed {
 /// Parses the lines of one block (on a thread of its own), as
 /// [`JsonlReader`] would: the fast path for ordinary transaction lines,
 /// the general parser for everything else. Stops at the first error.
-fn parse_chunk(chunk: crate::blocks::Chunk<'_>) -> (usize, Vec<(usize, Parsed)>) {
-    (chunk.bytes.len(), parse_lines(chunk))
+fn parse_chunk(chunk: crate::blocks::Chunk<'_>, kept: Kept) -> (usize, Vec<(usize, Parsed)>) {
+    (chunk.bytes.len(), parse_lines(chunk, kept))
 }
 
-fn parse_lines(chunk: crate::blocks::Chunk<'_>) -> Vec<(usize, Parsed)> {
+fn parse_lines(chunk: crate::blocks::Chunk<'_>, kept: Kept) -> Vec<(usize, Parsed)> {
     let mut out = Vec::with_capacity(chunk.bytes.len() / 128);
     for (no, bytes, cut) in chunk.lines() {
         let mut bytes = bytes;
@@ -447,7 +446,7 @@ fn parse_lines(chunk: crate::blocks::Chunk<'_>) -> Vec<(usize, Parsed)> {
             bytes = rest;
         }
         if bytes.first() == Some(&b'{') {
-            if let Some(t) = crate::jsonl_fast::parse_txn(bytes) {
+            if let Some(t) = crate::jsonl_fast::parse_txn_kept(bytes, kept) {
                 out.push((no, Parsed::Rec(Record::Txn(t))));
                 continue;
             }
@@ -548,7 +547,7 @@ impl Builder<'_> {
 /// Streams: blocks of lines are parsed on both cores and the file is never
 /// held whole.
 pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, ParseError> {
-    read_jsonl_counting(input, path, None, &|_| {})
+    read_jsonl_counting(input, path, None, &|_| {}, Kept::All)
 }
 
 /// [`read_jsonl`] of an input of `size` bytes (when known), telling
@@ -558,6 +557,7 @@ fn read_jsonl_counting<R: Read>(
     path: Option<&Path>,
     size: Option<u64>,
     on_bytes: &dyn Fn(u64),
+    kept: Kept,
 ) -> Result<History, ParseError> {
     let mut b = Builder {
         path,
@@ -568,7 +568,8 @@ fn read_jsonl_counting<R: Read>(
         lines: Vec::new(),
     };
     let mut failed: Option<ParseError> = None;
-    crate::blocks::for_each_block(input, on_bytes, parse_chunk, |(bytes, items)| {
+    let parse = move |chunk: crate::blocks::Chunk<'_>| parse_chunk(chunk, kept);
+    crate::blocks::for_each_block(input, on_bytes, parse, |(bytes, items)| {
         // Room for all the transactions at once, guessed from the first
         // block's lines per byte: growing a vector of a million
         // transactions by doubling copies it over and over.
@@ -608,9 +609,18 @@ pub fn read_jsonl_file_counting(
     path: &Path,
     on_bytes: &dyn Fn(u64),
 ) -> Result<History, ParseError> {
+    read_jsonl_file_kept(path, on_bytes, Kept::All)
+}
+
+/// [`read_jsonl_file_counting`], keeping `kept` of each transaction.
+pub fn read_jsonl_file_kept(
+    path: &Path,
+    on_bytes: &dyn Fn(u64),
+    kept: Kept,
+) -> Result<History, ParseError> {
     let f = crate::formats::util::open(path)?;
     let size = f.metadata().ok().map(|m| m.len());
-    read_jsonl_counting(f, Some(path), size, on_bytes)
+    read_jsonl_counting(f, Some(path), size, on_bytes, kept)
 }
 
 /// Reads JSONL from a string (tests, small tools).
@@ -945,7 +955,7 @@ mod fast_path_tests {
                 assert_eq!(f, s, "{line}");
                 let mut s = s;
                 s.kind = s.kind.filter(|k| k == crate::model::FINAL_READ);
-                (s.error, s.node) = (None, None);
+                s.error = None;
                 assert_eq!(lean, Some(s), "{line}");
                 true
             }

@@ -20,6 +20,7 @@ pub use jsonl::{
     read_jsonl, read_jsonl_file, read_jsonl_str, to_jsonl_string, write_jsonl, JsonlReader,
     JsonlWriter, Record,
 };
+pub use jsonl_fast::Kept;
 pub use level::{Level, UnknownLevel};
 pub use model::{
     DbTs, End, Fault, Header, History, Key, Op, Status, Txn, Value, FINAL_READ, LEADER_CHANGE,

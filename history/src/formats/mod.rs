@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::ParseError;
+use crate::jsonl_fast::Kept;
 use crate::model::History;
 
 pub mod awdit;
@@ -358,6 +359,17 @@ pub fn read_counting(
     format: Format,
     on_bytes: &dyn Fn(u64),
 ) -> Result<History, ParseError> {
+    read_kept(path, format, on_bytes, Kept::All)
+}
+
+/// [`read_counting`], keeping `kept` of each transaction of a JSONL
+/// history (the other formats have nothing to leave out).
+pub fn read_kept(
+    path: &Path,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+    kept: Kept,
+) -> Result<History, ParseError> {
     if path.is_file() && is_blank(path)? {
         return Err(ParseError::whole(
             Some(path),
@@ -368,7 +380,7 @@ pub fn read_counting(
         Format::Auto => {
             let f = detect(path)?;
             let why = guessed_from(f, path.is_dir(), f == Format::Dbcop && is_json_file(path));
-            let h = read_as(path, f, on_bytes).map_err(|e| {
+            let h = read_as(path, f, on_bytes, kept).map_err(|e| {
                 if name_confirms(path, f) {
                     e
                 } else {
@@ -377,7 +389,7 @@ pub fn read_counting(
             })?;
             (f, h)
         }
-        f => (f, read_as(path, f, on_bytes)?),
+        f => (f, read_as(path, f, on_bytes, kept)?),
     };
     if h.txns.is_empty() {
         let what = if format.is_directory() {
@@ -457,7 +469,12 @@ fn guessed(mut e: ParseError, format: Format, why: &str) -> ParseError {
 }
 
 /// Reads a history known to be in `format`.
-fn read_as(path: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<History, ParseError> {
+fn read_as(
+    path: &Path,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+    kept: Kept,
+) -> Result<History, ParseError> {
     if format.is_directory() && !path.is_dir() {
         return Err(ParseError::whole(
             Some(path),
@@ -466,7 +483,7 @@ fn read_as(path: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Histor
     }
     match format {
         Format::Auto => unreachable!("detect never answers auto"),
-        Format::Jsonl => crate::jsonl::read_jsonl_file_counting(path, on_bytes),
+        Format::Jsonl => crate::jsonl::read_jsonl_file_kept(path, on_bytes, kept),
         Format::ElleEdn => elle_edn::read_file(path),
         Format::ElleJson => elle_json::read_file(path),
         Format::Text => text::read_file(path),
