@@ -130,7 +130,7 @@ pub async fn run(
             break;
         }
         if least > closed.upto {
-            let keys = wl.closing_keys(closed.upto, least).unwrap_or_default();
+            let keys = wl.closing_keys(closed.upto, least);
             closed.left.extend(keys);
             closed.upto = least;
         }
@@ -182,7 +182,7 @@ fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64]) -> Vec<Key> {
     }
     merged
         .into_iter()
-        .flat_map(|(from, to)| wl.closing_keys(from, to).unwrap_or_default())
+        .flat_map(|(from, to)| wl.closing_keys(from, to))
         .collect()
 }
 
@@ -252,7 +252,7 @@ mod tests {
             ..WorkloadConfig::for_workload("append").unwrap()
         };
         let wl = workloads::append::Append::new(&cfg).unwrap();
-        let left = |from, to| wl.closing_keys(from, to).unwrap();
+        let left = |from, to| wl.closing_keys(from, to);
         // Clients at 0..40 and 30..50 overlap: one stretch 0..50; client 2
         // did nothing.
         let mut want = left(0, 50);

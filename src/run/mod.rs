@@ -324,10 +324,8 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         let streaming = streamed::start(&args, &history_path, &interrupts);
         // A run checked as it goes reads each list as it closes, so the
         // check can let go of it.
-        let closing = args.stream
-            && !args.no_final_reads
-            && streaming.is_some()
-            && wl.closing_keys(0, 0).is_some();
+        let closing =
+            args.stream && !args.no_final_reads && streaming.is_some() && wl.closes_keys();
         let phase = rt.block_on(clients_phase(
             &args,
             &db,

@@ -144,7 +144,11 @@ impl Workload for Append {
     }
 
     /// Slot `s`'s epoch `e` is used by plans `e·p ..= (e+1)·p − 1`.
-    fn closing_keys(&self, from: u64, to: u64) -> Option<Vec<Key>> {
+    fn closes_keys(&self) -> bool {
+        true
+    }
+
+    fn closing_keys(&self, from: u64, to: u64) -> Vec<Key> {
         let s = &*self.shared;
         let mut keys = Vec::new();
         for (slot, &p) in s.periods.iter().enumerate() {
@@ -153,7 +157,7 @@ impl Workload for Append {
                 keys.push(list_key(slot as u64, e));
             }
         }
-        Some(keys)
+        keys
     }
 
     fn keys_in_use(&self, from: u64, to: u64) -> Vec<Key> {
@@ -350,7 +354,7 @@ mod tests {
         }
         let mut closed = Vec::new();
         for (from, to) in [(0, 1), (1, 7), (7, 150), (150, n)] {
-            for k in w.closing_keys(from, to).unwrap() {
+            for k in w.closing_keys(from, to) {
                 if let Some(&t) = last.get(&k) {
                     assert!(t < to, "{k} closed at {to} but used by plan {t}");
                 }

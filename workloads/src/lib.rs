@@ -89,14 +89,20 @@ pub trait Workload: Send + Sync {
         let _ = written;
         Vec::new()
     }
+    /// Whether the workload's keys go out of use as its clients go on
+    /// (see [`Workload::closing_keys`]): a run checked as it goes then
+    /// reads them as they do.
+    fn closes_keys(&self) -> bool {
+        false
+    }
     /// The keys whose last use is by a plan numbered in `from..to` (a
     /// client's plans are numbered from 0): once every client has run `to`
     /// plans, none will touch them again. A run checked as it goes reads
     /// each such key once then (its closing read), so that the check can
-    /// let go of it. `None`: the workload's keys never go out of use.
-    fn closing_keys(&self, from: u64, to: u64) -> Option<Vec<Key>> {
+    /// let go of it. Empty when the keys never go out of use.
+    fn closing_keys(&self, from: u64, to: u64) -> Vec<Key> {
         let _ = (from, to);
-        None
+        Vec::new()
     }
     /// Every key some plan numbered in `from..to` may touch: what a run
     /// that made closing reads up to `from` still reads at its end.
