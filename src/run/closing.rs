@@ -22,6 +22,11 @@
 //! *passing read*, of kind `passing-read`): each append is then placed within a round or two of
 //! its client moving on, whatever the drift. A passing read that does not
 //! commit is tried again at the next round, until the list closes.
+//!
+//! The drift itself is bounded: a client more than [`MAX_DRIFT`] plans
+//! behind the fastest skips ahead to it ([`Finished::catch_up`]), so the
+//! lists in use, which the check holds whole, stay few however long the
+//! run.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -36,11 +41,22 @@ use super::runner::{run_plan, Shared};
 /// How often the closed lists are read.
 const ROUND: Duration = Duration::from_millis(100);
 
+/// How far a client may fall behind the fastest, in plans, before it skips
+/// ahead to the fastest's clock ([`Finished::catch_up`]). The lists in use
+/// are those between the slowest client still running and the fastest, and
+/// the check holds each of them whole until its closing read.
+pub const MAX_DRIFT: u64 = 1_000;
+
 /// How many plans each client has finished, and whether it has stopped.
 #[derive(Debug)]
 pub struct Finished {
     plans: Vec<AtomicU64>,
     stopped: Vec<AtomicBool>,
+    /// The most plans a client has finished.
+    most: AtomicU64,
+    /// How many times a client skipped ahead, and how many plans in all.
+    catch_ups: AtomicU64,
+    skipped: AtomicU64,
 }
 
 impl Finished {
@@ -49,12 +65,43 @@ impl Finished {
         Finished {
             plans: (0..clients).map(|_| AtomicU64::new(0)).collect(),
             stopped: (0..clients).map(|_| AtomicBool::new(false)).collect(),
+            most: AtomicU64::new(0),
+            catch_ups: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
         }
     }
 
     /// Client `c` finished one more plan (its transaction is recorded).
     pub fn one(&self, c: u32) {
-        self.plans[c as usize].fetch_add(1, Ordering::Release);
+        let now = self.plans[c as usize].fetch_add(1, Ordering::Release) + 1;
+        self.most.fetch_max(now, Ordering::AcqRel);
+    }
+
+    /// How many plans client `c` skips before its next one: all it lags
+    /// behind the fastest client, once that is more than [`MAX_DRIFT`]
+    /// (else 0). They count as finished, since `c` will never run them, so
+    /// the lists they would have touched close. Without this, the clients
+    /// drift apart (a database that favours some connections, a client
+    /// away reconnecting) and the lists in use between the slowest and the
+    /// fastest grow in number all through the run.
+    pub fn catch_up(&self, c: u32) -> u64 {
+        let mine = self.plans[c as usize].load(Ordering::Acquire);
+        let lag = self.most.load(Ordering::Acquire).saturating_sub(mine);
+        if lag <= MAX_DRIFT {
+            return 0;
+        }
+        self.plans[c as usize].fetch_add(lag, Ordering::Release);
+        self.catch_ups.fetch_add(1, Ordering::Relaxed);
+        self.skipped.fetch_add(lag, Ordering::Relaxed);
+        lag
+    }
+
+    /// How many times a client skipped ahead, and how many plans in all.
+    pub fn skips(&self) -> (u64, u64) {
+        (
+            self.catch_ups.load(Ordering::Relaxed),
+            self.skipped.load(Ordering::Relaxed),
+        )
     }
 
     /// Client `c` runs no more plans.
@@ -83,11 +130,7 @@ impl Finished {
 
     /// The most plans a client has finished.
     pub fn most(&self) -> u64 {
-        self.plans
-            .iter()
-            .map(|p| p.load(Ordering::Acquire))
-            .max()
-            .unwrap_or(0)
+        self.most.load(Ordering::Acquire)
     }
 }
 
@@ -242,7 +285,7 @@ fn plan_keys(plan: &Plan) -> impl Iterator<Item = Key> + '_ {
 
 #[cfg(test)]
 mod tests {
-    use super::{passed, Finished};
+    use super::{passed, Finished, MAX_DRIFT};
     use workloads::{Workload, WorkloadConfig};
 
     #[test]
@@ -285,5 +328,21 @@ mod tests {
         f.stop(0);
         f.stop(2);
         assert_eq!(f.least_running(), None);
+    }
+
+    #[test]
+    fn a_client_far_behind_skips_to_the_fastest() {
+        let f = Finished::new(2);
+        (0..MAX_DRIFT).for_each(|_| f.one(0));
+        // Exactly MAX_DRIFT behind: it runs on.
+        assert_eq!(f.catch_up(1), 0);
+        f.one(0);
+        assert_eq!(f.catch_up(1), MAX_DRIFT + 1);
+        // Its skipped plans count as finished: the lists they would have
+        // touched can close.
+        assert_eq!(f.least_running(), Some(MAX_DRIFT + 1));
+        assert_eq!(f.most(), MAX_DRIFT + 1);
+        assert_eq!(f.catch_up(1), 0);
+        assert_eq!(f.skips(), (1, MAX_DRIFT + 1));
     }
 }

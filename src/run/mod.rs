@@ -1019,6 +1019,15 @@ async fn clients_phase(
     };
     let (mut closed, ends) = tokio::join!(closer, clients);
     warnings.extend(closed.as_mut().and_then(|c| c.warning.take()));
+    if let Some((times, plans)) = shared.finished.as_ref().map(|f| f.skips()) {
+        if times > 0 {
+            eprintln!(
+                "note: {times} times a client fell over {} plans behind the fastest and \
+                 skipped ahead to it ({plans} plans skipped in all), so that few lists stay in use",
+                closing::MAX_DRIFT
+            );
+        }
+    }
     for t in ends {
         match t {
             Ok(mut end) => {

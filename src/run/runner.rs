@@ -197,6 +197,12 @@ pub async fn client(
             shared.budget.unclaim();
             break;
         }
+        if let Some(f) = &shared.finished {
+            let behind = f.catch_up(client);
+            if behind > 0 {
+                plans.skip(behind);
+            }
+        }
         let plan = plans.next_plan();
         if shared.finished.is_none() {
             for k in plan.written_keys() {

@@ -121,6 +121,15 @@ pub const LOADER_CLIENT: u32 = 1 << 20;
 pub trait ClientPlans: Send {
     /// The next transaction to run.
     fn next_plan(&mut self) -> Plan;
+    /// Passes over the next `plans` plans without running them: a client
+    /// that fell far behind the others catches up, so the keys it would
+    /// still use go out of use (see [`Workload::closing_keys`]). The
+    /// default draws the plans and drops them.
+    fn skip(&mut self, plans: u64) {
+        for _ in 0..plans {
+            self.next_plan();
+        }
+    }
 }
 
 /// Hands out one client's unique write values, `write_id(client, 1)`,
