@@ -83,6 +83,7 @@ mod witness;
 
 pub use certificate::*;
 pub use cycles::{verify_edge_claim, verify_weak_edge};
+pub use witness::set_shared_from;
 
 use commit_order::*;
 use context::*;

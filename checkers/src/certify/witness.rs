@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::OnceCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use history::{History, Key, Level, Op, Status, Value};
 
@@ -70,15 +71,91 @@ pub(super) struct Effects {
     pub(super) keys: Vec<Key>,
 }
 
+/// One share of the keys. Every check of a replay is about one key (a
+/// read, a list read, a range read's row or missing key, first committer
+/// wins), so the keys can be replayed in shares, each with a store of its
+/// own keys only, on several cores; the history holds iff every share
+/// does.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Share {
+    this: u64,
+    of: u64,
+}
+
+impl Share {
+    /// Every key: the replay of one thread.
+    pub(super) const ALL: Share = Share { this: 0, of: 1 };
+
+    /// True when `k` is one of this share's keys.
+    fn has(self, k: &Key) -> bool {
+        if self.of == 1 {
+            return true;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut s = rustc_hash::FxHasher::default();
+        k.hash(&mut s);
+        // The high bits: FxHash mixes its input upwards.
+        (s.finish() >> 32) % self.of == self.this
+    }
+}
+
+/// Replays worth two cores: below this many transactions or events, a
+/// thread costs more than it saves. Tests move it, to replay small
+/// histories both ways ([`set_shared_from`]).
+static SHARED_FROM: AtomicUsize = AtomicUsize::new(100_000);
+
+/// From how many steps (transactions, events) a replay runs in two shares
+/// of the keys; for tests that compare the two ways on small histories.
+#[doc(hidden)]
+pub fn set_shared_from(steps: usize) {
+    SHARED_FROM.store(steps, Ordering::Relaxed);
+}
+
+/// Runs `replay` on each share of the keys, on two threads when the
+/// history is large and there are two cores, else once on all the keys.
+/// Of the failures, the one at the earliest step (then the lower share) is
+/// reported, so the outcome does not depend on the threads' timing.
+fn replay_shares<F>(steps: usize, replay: F) -> R<()>
+where
+    F: Fn(Share) -> Result<(), (usize, CertError)> + Sync,
+{
+    let two = steps >= SHARED_FROM.load(Ordering::Relaxed)
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    if !two {
+        return replay(Share::ALL).map_err(|(_, e)| e);
+    }
+    let (a, b) = std::thread::scope(|s| {
+        let second = std::thread::Builder::new()
+            .name("certify-share".into())
+            .spawn_scoped(s, || replay(Share { this: 1, of: 2 }))
+            .expect("cannot start a certifying thread");
+        let a = replay(Share { this: 0, of: 2 });
+        let b = second
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (a, b)
+    });
+    match (a, b) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err((_, e)), Ok(())) | (Ok(()), Err((_, e))) => Err(e),
+        (Err((i, e)), Err((j, f))) => Err(if i <= j { e } else { f }),
+    }
+}
+
 /// Runs `t` against `store` (the state it sees), checking the reads of an
-/// ok transaction; returns what it installs.
-pub(super) fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
+/// ok transaction on the keys of `share`; returns what it installs there.
+pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Effects> {
     let txn = &h.txns[t as usize];
     let check = txn.status == Status::Ok;
     let mut own: BTreeMap<&Key, Value> = BTreeMap::new();
     let mut own_app: HashMap<&Key, Vec<Value>> = HashMap::default();
     let mut app = Vec::new();
     for (o, op) in txn.ops.iter().enumerate() {
+        if let Some(key) = op.key() {
+            if !share.has(key) {
+                continue;
+            }
+        }
         match op {
             Op::Read { key, value } => {
                 if !check {
@@ -137,7 +214,7 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store) -> R<Effects> {
                     })
                 };
                 // Each row listed is the version visible now...
-                for (k, v) in rows {
+                for (k, v) in rows.iter().filter(|(k, _)| share.has(k)) {
                     let want = own.get(k).or_else(|| store.reg.get(k)).copied();
                     if want != Some(*v) {
                         return bad(k, format!("{v} (range row)"), want);
@@ -191,11 +268,14 @@ pub(super) fn install(store: &mut Store, e: Effects) {
 
 pub(super) fn verify_serial(h: &History, level: Level, use_dbts: bool, order: &[u32]) -> R<()> {
     let pos = positions(h, order)?;
-    let mut store = Store::default();
-    for &t in order {
-        let e = run_txn(h, t, &store)?;
-        install(&mut store, e);
-    }
+    replay_shares(order.len(), |share| {
+        let mut store = Store::default();
+        for (i, &t) in order.iter().enumerate() {
+            let e = run_txn(h, t, &store, share).map_err(|e| (i, e))?;
+            install(&mut store, e);
+        }
+        Ok(())
+    })?;
     if uses_so(level) {
         check_sessions(h, &pos, &pos)?;
     }
@@ -252,6 +332,32 @@ pub(super) fn verify_schedule(
     check_all_ok_present(h, &cpos)?;
     // Replay: reads are checked at the begin event, against the store of
     // what committed before it; writes are installed at the commit event.
+    replay_shares(events.len(), |share| {
+        replay_schedule(h, events, &bpos, share)
+    })?;
+    if uses_so(level) {
+        check_sessions(h, &cpos, &bpos)?;
+    }
+    if level.uses_real_time() {
+        check_real_time(h, &cpos, &bpos)?;
+    }
+    if use_dbts {
+        check_dbts_keys(h, events.iter().filter(|e| e.1).map(|e| e.0))?;
+        check_dbts_events(h, events)?;
+    }
+    Ok(())
+}
+
+/// The replay of a schedule on the keys of `share`: each read is checked at
+/// its begin event against the store of what committed before it, and
+/// writes are installed at the commit event. A failure comes with its
+/// event's position.
+fn replay_schedule(
+    h: &History,
+    events: &[(u32, bool)],
+    bpos: &[u32],
+    share: Share,
+) -> Result<(), (usize, CertError)> {
     let mut store = Store::default();
     let mut pending: HashMap<u32, Effects> = HashMap::default();
     // Per key, the latest commit (position, txn) of a writer.
@@ -264,7 +370,7 @@ pub(super) fn verify_schedule(
             if let Some((u, e)) = latest.take() {
                 pending.insert(u, e);
             }
-            latest = Some((t, run_txn(h, t, &store)?));
+            latest = Some((t, run_txn(h, t, &store, share).map_err(|e| (i, e))?));
             continue;
         }
         let e = match latest.take() {
@@ -279,26 +385,19 @@ pub(super) fn verify_schedule(
         for k in &e.keys {
             if let Some(&(p, u)) = last_commit.get(k) {
                 if p > bpos[t as usize] {
-                    return Err(CertError::FirstCommitterWins {
-                        txn: t,
-                        other: u,
-                        key: k.clone(),
-                    });
+                    return Err((
+                        i,
+                        CertError::FirstCommitterWins {
+                            txn: t,
+                            other: u,
+                            key: k.clone(),
+                        },
+                    ));
                 }
             }
             last_commit.insert(k.clone(), (i as u32, t));
         }
         install(&mut store, e);
-    }
-    if uses_so(level) {
-        check_sessions(h, &cpos, &bpos)?;
-    }
-    if level.uses_real_time() {
-        check_real_time(h, &cpos, &bpos)?;
-    }
-    if use_dbts {
-        check_dbts_keys(h, events.iter().filter(|e| e.1).map(|e| e.0))?;
-        check_dbts_events(h, events)?;
     }
     Ok(())
 }

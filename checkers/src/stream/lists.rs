@@ -215,7 +215,10 @@ impl Lists {
     fn let_go(&mut self, k: u32) {
         let st = self.keys.remove(&k).expect("a kept key");
         self.ids.remove(&st.key);
-        if !st.chain.is_empty() {
+        // An empty list is remembered too once closed: no one touches it
+        // again, and the runs of keys let go of stay whole when clients
+        // skip epochs, whose lists are only ever read empty.
+        if !st.chain.is_empty() || st.closed {
             self.dropped.insert(&st.key);
         }
     }
