@@ -35,6 +35,7 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
 use std::cell::OnceCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -64,11 +65,30 @@ impl Store {
 /// What a transaction installs when it commits.
 pub(super) struct Effects {
     /// Final register value per key.
-    pub(super) reg: Vec<(Key, Value)>,
+    pub(super) reg: SmallVec<[(Key, Value); 2]>,
     /// Appends, in program order.
     pub(super) app: Vec<(Key, Value)>,
-    /// The distinct keys written.
-    pub(super) keys: Vec<Key>,
+    /// The distinct keys written, in key order.
+    pub(super) keys: SmallVec<[Key; 2]>,
+}
+
+/// A transaction's own latest write of each key so far, in key order: a
+/// transaction writes few keys, so a sorted inline vector beats a map.
+type Own<'h> = SmallVec<[(&'h Key, Value); 4]>;
+
+/// The transaction's own latest write of `k`, if any.
+fn own_get(own: &Own<'_>, k: &Key) -> Option<Value> {
+    own.binary_search_by(|(x, _)| (*x).cmp(k))
+        .ok()
+        .map(|i| own[i].1)
+}
+
+/// Records the transaction's write of `v` to `k`.
+fn own_set<'h>(own: &mut Own<'h>, k: &'h Key, v: Value) {
+    match own.binary_search_by(|(x, _)| (*x).cmp(k)) {
+        Ok(i) => own[i].1 = v,
+        Err(i) => own.insert(i, (k, v)),
+    }
 }
 
 /// One share of the keys. Every check of a replay is about one key (a
@@ -147,7 +167,7 @@ where
 pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Effects> {
     let txn = &h.txns[t as usize];
     let check = txn.status == Status::Ok;
-    let mut own: BTreeMap<&Key, Value> = BTreeMap::new();
+    let mut own: Own<'_> = SmallVec::new();
     let mut own_app: HashMap<&Key, Vec<Value>> = HashMap::default();
     let mut app = Vec::new();
     for (o, op) in txn.ops.iter().enumerate() {
@@ -161,7 +181,7 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Eff
                 if !check {
                     continue;
                 }
-                let want = own.get(key).or_else(|| store.reg.get(key)).copied();
+                let want = own_get(&own, key).or_else(|| store.reg.get(key).copied());
                 if want != *value {
                     return Err(CertError::WrongRead {
                         txn: t,
@@ -194,7 +214,7 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Eff
                 }
             }
             Op::Write { key, value } | Op::Insert { key, value } | Op::Delete { key, value } => {
-                own.insert(key, *value);
+                own_set(&mut own, key, *value);
             }
             Op::Append { key, value } => {
                 own_app.entry(key).or_default().push(*value);
@@ -215,7 +235,7 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Eff
                 };
                 // Each row listed is the version visible now...
                 for (k, v) in rows.iter().filter(|(k, _)| share.has(k)) {
-                    let want = own.get(k).or_else(|| store.reg.get(k)).copied();
+                    let want = own_get(&own, k).or_else(|| store.reg.get(k).copied());
                     if want != Some(*v) {
                         return bad(k, format!("{v} (range row)"), want);
                     }
@@ -225,7 +245,9 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Eff
                 // listed, so they visit at most rows + 1 keys each.
                 if lo <= hi {
                     let listed: HashSet<&Key> = rows.iter().map(|(k, _)| k).collect();
-                    let visible = own.range::<&Key, _>(lo..=hi).map(|(k, v)| (*k, *v)).chain(
+                    let first = own.partition_point(|(k, _)| *k < lo);
+                    let mine = own[first..].iter().take_while(|(k, _)| *k <= hi);
+                    let visible = mine.map(|(k, v)| (*k, *v)).chain(
                         store
                             .sorted()
                             .range::<Key, _>(lo..=hi)
@@ -240,13 +262,13 @@ pub(super) fn run_txn(h: &History, t: u32, store: &Store, share: Share) -> R<Eff
             }
         }
     }
-    let mut keys: Vec<Key> = own
-        .keys()
-        .map(|k| (*k).clone())
-        .chain(app.iter().map(|(k, _)| k.clone()))
-        .collect();
-    keys.sort();
-    keys.dedup();
+    // The own writes are in key order and distinct already.
+    let mut keys: SmallVec<[Key; 2]> = own.iter().map(|(k, _)| (*k).clone()).collect();
+    if !app.is_empty() {
+        keys.extend(app.iter().map(|(k, _)| k.clone()));
+        keys.sort();
+        keys.dedup();
+    }
     Ok(Effects {
         reg: own.into_iter().map(|(k, v)| (k.clone(), v)).collect(),
         app,
@@ -383,19 +405,22 @@ fn replay_schedule(
             }
         };
         for k in &e.keys {
-            if let Some(&(p, u)) = last_commit.get(k) {
-                if p > bpos[t as usize] {
-                    return Err((
-                        i,
-                        CertError::FirstCommitterWins {
-                            txn: t,
-                            other: u,
-                            key: k.clone(),
-                        },
-                    ));
-                }
+            let Some(last) = last_commit.get_mut(k) else {
+                last_commit.insert(k.clone(), (i as u32, t));
+                continue;
+            };
+            let (p, u) = *last;
+            if p > bpos[t as usize] {
+                return Err((
+                    i,
+                    CertError::FirstCommitterWins {
+                        txn: t,
+                        other: u,
+                        key: k.clone(),
+                    },
+                ));
             }
-            last_commit.insert(k.clone(), (i as u32, t));
+            *last = (i as u32, t);
         }
         install(&mut store, e);
     }
