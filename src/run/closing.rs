@@ -26,7 +26,7 @@
 //! The drift itself is bounded: a client more than [`MAX_DRIFT`] plans
 //! behind the fastest skips ahead to it ([`Finished::catch_up`]), so the
 //! lists in use, which the check holds whole, stay few however long the
-//! run.
+//! run. The plans it skipped get no passing read: it left no list there.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -57,6 +57,9 @@ pub struct Finished {
     /// How many times a client skipped ahead, and how many plans in all.
     catch_ups: AtomicU64,
     skipped: AtomicU64,
+    /// The plans skipped since the closer last looked, `(client, from,
+    /// to)`: nobody left lists there, so they get no passing read.
+    gaps: std::sync::Mutex<Vec<(u32, u64, u64)>>,
 }
 
 impl Finished {
@@ -68,6 +71,7 @@ impl Finished {
             most: AtomicU64::new(0),
             catch_ups: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
+            gaps: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -90,6 +94,12 @@ impl Finished {
         if lag <= MAX_DRIFT {
             return 0;
         }
+        // The gap first: a closer that sees the jump without it reads the
+        // gap's lists once more, which is harmless.
+        self.gaps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((c, mine, mine + lag));
         self.plans[c as usize].fetch_add(lag, Ordering::Release);
         self.catch_ups.fetch_add(1, Ordering::Relaxed);
         self.skipped.fetch_add(lag, Ordering::Relaxed);
@@ -118,6 +128,11 @@ impl Finished {
             .filter(|(_, s)| !s.load(Ordering::Acquire))
             .map(|(p, _)| p.load(Ordering::Acquire))
             .min()
+    }
+
+    /// The plans skipped since the last call, `(client, from, to)`.
+    fn take_gaps(&self) -> Vec<(u32, u64, u64)> {
+        std::mem::take(&mut *self.gaps.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// How many plans each client has finished.
@@ -180,7 +195,7 @@ pub async fn run(
         let now = finished.each();
         // A passing read that did not commit is tried again, unless the
         // list is closed now (its closing read places the appends).
-        passing.extend(passed(wl, &seen, &now));
+        passing.extend(passed(wl, &seen, &now, &finished.take_gaps()));
         passing.sort();
         passing.dedup();
         let closing: std::collections::HashSet<&Key> = closed.left.iter().collect();
@@ -206,15 +221,30 @@ pub async fn run(
 }
 
 /// The lists some client left between `seen` and `now` (plans finished,
-/// per client): the passing reads of a round. Each client's stretch is
-/// asked of the workload once, after overlapping stretches are merged.
-fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64]) -> Vec<Key> {
-    let mut stretches: Vec<(u64, u64)> = seen
-        .iter()
-        .zip(now)
-        .filter(|(s, n)| n > s)
-        .map(|(&s, &n)| (s, n))
-        .collect();
+/// per client), but for the plans it skipped (`gaps`, `(client, from,
+/// to)`): the passing reads of a round. Each client's stretches are asked
+/// of the workload once, after overlapping stretches are merged.
+fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64], gaps: &[(u32, u64, u64)]) -> Vec<Key> {
+    let mut stretches: Vec<(u64, u64)> = Vec::new();
+    for (c, (&s, &n)) in seen.iter().zip(now).enumerate() {
+        let mut from = s;
+        let mut mine: Vec<(u64, u64)> = gaps
+            .iter()
+            .filter(|g| g.0 as usize == c)
+            .map(|g| (g.1, g.2))
+            .collect();
+        mine.sort_unstable();
+        for (a, b) in mine {
+            if a > from {
+                stretches.push((from, a.min(n)));
+            }
+            from = from.max(b);
+        }
+        if n > from {
+            stretches.push((from, n));
+        }
+    }
+    stretches.retain(|(f, t)| t > f);
     stretches.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::with_capacity(stretches.len());
     for (from, to) in stretches {
@@ -301,16 +331,26 @@ mod tests {
         let mut want = left(0, 50);
         want.sort();
         assert!(!want.is_empty());
-        let mut got = passed(&wl, &[0, 30, 7], &[40, 50, 7]);
+        let mut got = passed(&wl, &[0, 30, 7], &[40, 50, 7], &[]);
         got.sort();
         assert_eq!(got, want);
         // Stretches apart are asked apart: nothing between them is read.
-        let got = passed(&wl, &[0, 100], &[10, 110]);
+        let got = passed(&wl, &[0, 100], &[10, 110], &[]);
         let mut want = left(0, 10);
         want.extend(left(100, 110));
         assert_eq!(got, want);
         assert!(left(10, 100).iter().all(|k| !got.contains(k)));
-        assert!(passed(&wl, &[5, 5], &[5, 5]).is_empty());
+        assert!(passed(&wl, &[5, 5], &[5, 5], &[]).is_empty());
+        // Plans a client skipped get no passing read: client 0 ran 0..10,
+        // skipped 10..5,000 and ran 5,000..5,010.
+        let got = passed(&wl, &[0], &[5_010], &[(0, 10, 5_000)]);
+        let mut want = left(0, 10);
+        want.extend(left(5_000, 5_010));
+        assert_eq!(got, want);
+        assert!(left(10, 5_000).iter().all(|k| !got.contains(k)));
+        // Another client's gap takes nothing from this one's stretch.
+        let got = passed(&wl, &[0, 0], &[50, 0], &[(1, 0, 40)]);
+        assert_eq!(got, left(0, 50));
     }
 
     #[test]
@@ -344,5 +384,7 @@ mod tests {
         assert_eq!(f.most(), MAX_DRIFT + 1);
         assert_eq!(f.catch_up(1), 0);
         assert_eq!(f.skips(), (1, MAX_DRIFT + 1));
+        assert_eq!(f.take_gaps(), vec![(1, 0, MAX_DRIFT + 1)]);
+        assert!(f.take_gaps().is_empty());
     }
 }
