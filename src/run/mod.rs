@@ -1022,9 +1022,10 @@ async fn clients_phase(
     if let Some((times, plans)) = shared.finished.as_ref().map(|f| f.skips()) {
         if times > 0 {
             eprintln!(
-                "note: {times} times a client fell over {} plans behind the fastest and \
-                 skipped ahead to it ({plans} plans skipped in all), so that few lists stay in use",
-                closing::MAX_DRIFT
+                "note: a client fell over {} plans behind the fastest and skipped ahead to it \
+                 {times} time{} ({plans} plans skipped in all), so that few lists stay in use",
+                closing::MAX_DRIFT,
+                if times == 1 { "" } else { "s" }
             );
         }
     }
