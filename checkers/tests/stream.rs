@@ -364,14 +364,8 @@ fn list_appends_no_read_shows_are_ordered_after_the_chain_or_left_open() {
 /// closing read.
 fn drifting_list_history(closing: bool, after: bool) -> History {
     let v = |s: i64, c: i64| (s << 32) | c;
-    let mut lines = Vec::new();
-    let mut id = 0;
-    let mut line = |session: u64, kind: &str, ops: String| {
-        lines.push(format!(
-            r#"{{"id":{id},"session":{session},"status":"ok","kind":"{kind}","ops":[{ops}]}}"#
-        ));
-        id += 1;
-    };
+    let mut lines = Lines::default();
+    let mut line = |session, kind, ops: String| lines.push(session, kind, &ops);
     if closing {
         line(9, "final-read", r#"["r",999,[]]"#.into());
     }
@@ -405,7 +399,24 @@ fn drifting_list_history(closing: bool, after: bool) -> History {
     if after {
         line(2, "read-only", format!(r#"["r",1,[{a},{b}]]"#));
     }
-    checkers_testkit::build::jsonl(&lines.join("\n"))
+    lines.history()
+}
+
+/// JSONL lines of committed transactions, numbered as they are added.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl Lines {
+    fn push(&mut self, session: u64, kind: &str, ops: &str) {
+        let id = self.0.len();
+        self.0.push(format!(
+            r#"{{"id":{id},"session":{session},"status":"ok","kind":"{kind}","ops":[{ops}]}}"#
+        ));
+    }
+
+    fn history(&self) -> History {
+        checkers_testkit::build::jsonl(&self.0.join("\n"))
+    }
 }
 
 #[test]
@@ -451,14 +462,8 @@ fn a_list_read_as_it_closes_is_kept_until_its_closing_read_and_let_go_after() {
 /// ever read empty). Every list is remembered once let go of, in one run.
 #[test]
 fn closed_lists_read_empty_are_remembered_so_the_runs_stay_whole() {
-    let mut lines = Vec::new();
-    let mut id = 0;
-    let mut line = |session: u64, kind: &str, ops: String| {
-        lines.push(format!(
-            r#"{{"id":{id},"session":{session},"status":"ok","kind":"{kind}","ops":[{ops}]}}"#
-        ));
-        id += 1;
-    };
+    let mut lines = Lines::default();
+    let mut line = |session, kind, ops: String| lines.push(session, kind, &ops);
     for k in 1..=40i64 {
         let x = 1000 + k;
         if k % 2 == 0 {
@@ -468,7 +473,7 @@ fn closed_lists_read_empty_are_remembered_so_the_runs_stay_whole() {
             line(9, "final-read", format!(r#"["r",{k},[]]"#));
         }
     }
-    let h = checkers_testkit::build::jsonl(&lines.join("\n"));
+    let h = lines.history();
     let mut s = Stream::new(
         Level::Ser,
         StreamOptions {
