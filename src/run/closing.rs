@@ -235,8 +235,9 @@ fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64], gaps: &[(u32, u64, u64)]
             .collect();
         mine.sort_unstable();
         for (a, b) in mine {
-            if a > from {
-                stretches.push((from, a.min(n)));
+            let to = a.min(n);
+            if to > from {
+                stretches.push((from, to));
             }
             from = from.max(b);
         }
@@ -244,7 +245,6 @@ fn passed(wl: &dyn Workload, seen: &[u64], now: &[u64], gaps: &[(u32, u64, u64)]
             stretches.push((from, n));
         }
     }
-    stretches.retain(|(f, t)| t > f);
     stretches.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::with_capacity(stretches.len());
     for (from, to) in stretches {

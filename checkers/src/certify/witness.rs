@@ -298,12 +298,7 @@ pub(super) fn verify_serial(h: &History, level: Level, use_dbts: bool, order: &[
         }
         Ok(())
     })?;
-    if uses_so(level) {
-        check_sessions(h, &pos, &pos)?;
-    }
-    if level.uses_real_time() {
-        check_real_time(h, &pos, &pos)?;
-    }
+    check_level_orders(h, level, &pos, &pos)?;
     if use_dbts {
         check_dbts_keys(h, order.iter().copied())?;
     }
@@ -352,20 +347,26 @@ pub(super) fn verify_schedule(
         }
     }
     check_all_ok_present(h, &cpos)?;
-    // Replay: reads are checked at the begin event, against the store of
-    // what committed before it; writes are installed at the commit event.
     replay_shares(events.len(), |share| {
         replay_schedule(h, events, &bpos, share)
     })?;
-    if uses_so(level) {
-        check_sessions(h, &cpos, &bpos)?;
-    }
-    if level.uses_real_time() {
-        check_real_time(h, &cpos, &bpos)?;
-    }
+    check_level_orders(h, level, &cpos, &bpos)?;
     if use_dbts {
         check_dbts_keys(h, events.iter().filter(|e| e.1).map(|e| e.0))?;
         check_dbts_events(h, events)?;
+    }
+    Ok(())
+}
+
+/// The session and real-time orders, where `level` uses them: the earlier
+/// transaction's `end_pos` comes before the later one's `start_pos` (one
+/// position each in a serial order; commit and begin in a schedule).
+fn check_level_orders(h: &History, level: Level, end_pos: &[u32], start_pos: &[u32]) -> R<()> {
+    if uses_so(level) {
+        check_sessions(h, end_pos, start_pos)?;
+    }
+    if level.uses_real_time() {
+        check_real_time(h, end_pos, start_pos)?;
     }
     Ok(())
 }
