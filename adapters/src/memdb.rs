@@ -49,6 +49,10 @@ use std::collections::BTreeMap;
 /// aborted-read bug) lets the other sessions run before it aborts.
 const DIRTY_YIELDS: usize = 16;
 
+/// How many times a transaction that read and wrote one key (the
+/// lost-update bug) lets the other sessions run before it commits.
+const UPDATE_YIELDS: usize = 16;
+
 /// How many times a read-committed append yields for a list key another
 /// transaction holds before it gives up (a lock wait timeout, which also
 /// ends deadlocks).
@@ -593,6 +597,20 @@ impl Conn for MemConn {
             // enough that other sessions reliably read some (one yield let
             // a 1000-transaction run miss them about once in 20).
             for _ in 0..DIRTY_YIELDS {
+                tokio::task::yield_now().await;
+            }
+        }
+        if self.db.bug == Some(Bug::LostUpdate)
+            && self
+                .txn
+                .as_ref()
+                .is_some_and(|t| t.reads.iter().any(|k| t.writes.contains_key(k)))
+        {
+            // The lost-update bug: hold a read-modify-write open long
+            // enough that another session reliably reads the same version
+            // and overwrites it too (with one yield a 400-transaction run
+            // on 3 keys missed every lost update about once in 30).
+            for _ in 0..UPDATE_YIELDS {
                 tokio::task::yield_now().await;
             }
         }
