@@ -814,6 +814,23 @@ fn isolate_the_leader(c: &Cluster, out: &Path) -> (Output, history::History) {
     (o, h)
 }
 
+/// Whether a run met Patroni 3.0.2's leader-lock bug (its etcd3
+/// `_update_leader` writes the leader key without a condition; fixed
+/// upstream by patroni/patroni#2689): the cut-off leader, still busy
+/// demoting itself when the partition heals, writes the leader key the new
+/// leader holds, promotes its old data, and the new leader's acknowledged
+/// commits are gone. `log` is what the cut-off node (patroni-1) logged
+/// during the run; `changes` the leader changes the run saw.
+fn patroni_took_the_lock_back(log: &str, changes: &[&history::Fault]) -> bool {
+    let back = changes.iter().any(|l| {
+        l.detail
+            .as_deref()
+            .and_then(|d| d.split(" → ").nth(1))
+            .is_some_and(|to| to.starts_with("patroni-1"))
+    });
+    back && log.contains("updated leader lock during demoting self")
+}
+
 /// What `scenarios/patroni.toml` established, on one fault: with
 /// asynchronous replication the cut-off leader acknowledges commits the
 /// new leader never gets; with `synchronous_mode=strict` those commits
@@ -821,8 +838,10 @@ fn isolate_the_leader(c: &Cluster, out: &Path) -> (Output, history::History) {
 /// (PostgreSQL's repeatable read on one leader is snapshot isolation in
 /// real time), so the loss shows whatever the clients do after the
 /// failover: the final reads, which start after every commit, miss the
-/// lost writes (exit 1); with strict nothing is missing (exit 0). Both
-/// runs fail over, and both name the leader they cut off.
+/// lost writes (exit 1); with strict nothing is missing (exit 0), unless
+/// the run met Patroni 3.0.2's leader-lock bug (2 runs in 14 here; see
+/// docs/findings/patroni-15-failover.md), which its log must then show.
+/// Both runs fail over, and both name the leader they cut off.
 #[test]
 fn patroni_isolated_leader_loses_commits_unless_synchronous_mode_is_strict() {
     let _g = serial();
@@ -835,9 +854,25 @@ fn patroni_isolated_leader_loses_commits_unless_synchronous_mode_is_strict() {
             &format!("synchronous_mode={mode}"),
         ]);
         let out = tempfile::tempdir().unwrap();
+        let log = c.state.join("n1").join("server.log");
+        let seen = std::fs::metadata(&log).map_or(0, |m| m.len() as usize);
         let (o, h) = isolate_the_leader(&c, out.path());
         let text = format!("synchronous_mode={mode}: {}{}", stdout(&o), stderr(&o));
-        assert_eq!(o.status.code(), Some(code), "{text}");
+        let changes: Vec<&history::Fault> =
+            h.faults.iter().filter(|f| f.is_observation()).collect();
+        if mode == "strict" && o.status.code() == Some(1) {
+            // The one way strict lost commits here: Patroni 3.0.2's lock
+            // bug, which must show in the cut-off node's own log.
+            let log = std::fs::read(&log).unwrap_or_default();
+            let tail = String::from_utf8_lossy(log.get(seen..).unwrap_or_default());
+            assert!(
+                patroni_took_the_lock_back(&tail, &changes),
+                "strict lost commits without the lock bug: {text}"
+            );
+            eprintln!("synchronous_mode=strict met Patroni 3.0.2's lock bug (patroni-1 took the leader key back)");
+        } else {
+            assert_eq!(o.status.code(), Some(code), "{text}");
+        }
         if code == 1 {
             // A lost write shows as a later read of the version it
             // replaced: a stale read, or a lost update when a later
@@ -857,8 +892,6 @@ fn patroni_isolated_leader_loses_commits_unless_synchronous_mode_is_strict() {
                 .starts_with("leader patroni-1:"),
             "{f:?}"
         );
-        let changes: Vec<&history::Fault> =
-            h.faults.iter().filter(|f| f.is_observation()).collect();
         assert!(
             changes.iter().any(|l| l
                 .detail
