@@ -839,7 +839,7 @@ fn patroni_took_the_lock_back(log: &str, changes: &[&history::Fault]) -> bool {
 /// real time), so the loss shows whatever the clients do after the
 /// failover: the final reads, which start after every commit, miss the
 /// lost writes (exit 1); with strict nothing is missing (exit 0), unless
-/// the run met Patroni 3.0.2's leader-lock bug (2 runs in 14 here; see
+/// the run met Patroni 3.0.2's leader-lock bug (2 runs in 20 here; see
 /// docs/findings/patroni-15-failover.md), which its log must then show.
 /// Both runs fail over, and both name the leader they cut off.
 #[test]
