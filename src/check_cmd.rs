@@ -20,6 +20,13 @@ pub fn command(args: CheckArgs) -> Result<u8> {
     // printed).
     let progress = std::sync::Arc::new(Reporter::stderr());
     if args.follow || args.stream {
+        if history::formats::is_gzip(path)? {
+            bail!(
+                "{}: a gzipped history is read whole; check it without --{}",
+                path.display(),
+                if args.follow { "follow" } else { "stream" }
+            );
+        }
         return follow(&args, &progress);
     }
     if let Some(size) = streams_whole(&args) {
@@ -60,7 +67,7 @@ fn streams_whole(args: &CheckArgs) -> Option<u64> {
         return None;
     }
     let size = std::fs::metadata(&args.history).ok()?.len();
-    if size < STREAM_FROM {
+    if size < STREAM_FROM || history::formats::is_gzip(&args.history).unwrap_or(true) {
         return None;
     }
     let format = history::formats::resolve(&args.history, args.format).ok()?;

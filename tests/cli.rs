@@ -60,6 +60,31 @@ fn bad_input_is_one_error_line_naming_file_and_line() {
     let o = harness(&["check", &missing, "--level", "ser"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).trim(), format!("error: {missing}: no such file"));
+
+    // A gzipped history cut short: its file and what is wrong, on one line;
+    // and one that cannot be followed as it is written.
+    let gz = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/findings/postgres-15-ser-g2-item.history.jsonl.gz");
+    let bytes = std::fs::read(&gz).unwrap();
+    let cut = dir.path().join("cut.jsonl.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let cut = cut.display().to_string();
+    let o = harness(&["check", &cut, "--level", "ser"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("error: {cut}: ")), "{err}");
+    assert!(
+        err.contains("the gzip stream is damaged or cut short"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let o = harness(&["check", gz.to_str().unwrap(), "--level", "ser", "--stream"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("a gzipped history is read whole"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -550,6 +550,16 @@ pub fn read_jsonl<R: BufRead>(input: R, path: Option<&Path>) -> Result<History, 
     read_jsonl_counting(input, path, None, &|_| {}, Kept::All)
 }
 
+/// [`read_jsonl`], keeping `kept` of each transaction (a decompressed
+/// file, whose size is not known).
+pub(crate) fn read_jsonl_from<R: Read>(
+    input: R,
+    path: Option<&Path>,
+    kept: Kept,
+) -> Result<History, ParseError> {
+    read_jsonl_counting(input, path, None, &|_| {}, kept)
+}
+
 /// [`read_jsonl`] of an input of `size` bytes (when known), telling
 /// `on_bytes` of each read.
 fn read_jsonl_counting<R: Read>(

@@ -45,6 +45,8 @@ pub mod viper;
 
 mod edn;
 mod elle_fast;
+mod gzip;
+pub use gzip::is_gzip;
 #[cfg(test)]
 mod elle_fast_agreement;
 mod jepsen;
@@ -195,12 +197,17 @@ pub fn detect(path: &Path) -> Result<Format, ParseError> {
     if meta.is_dir() {
         return detect_dir(path);
     }
-    let mut f = util::open(path)?;
-    let mut buf = Vec::with_capacity(SNIFF_BYTES);
-    Read::by_ref(&mut f)
-        .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut buf)
-        .map_err(|e| ParseError::io(Some(path), e))?;
+    let buf = if gzip::is_gzip(path)? {
+        gzip::prefix(path, SNIFF_BYTES)?
+    } else {
+        let mut f = util::open(path)?;
+        let mut buf = Vec::with_capacity(SNIFF_BYTES);
+        Read::by_ref(&mut f)
+            .take(SNIFF_BYTES as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| ParseError::io(Some(path), e))?;
+        buf
+    };
     if buf.iter().all(u8::is_ascii_whitespace) {
         return Err(ParseError::whole(
             Some(path),
@@ -370,13 +377,15 @@ pub fn read_kept(
     on_bytes: &dyn Fn(u64),
     kept: Kept,
 ) -> Result<History, ParseError> {
-    if path.is_file() && is_blank(path)? {
+    let gzipped = gzip::is_gzip(path)?;
+    if path.is_file() && !gzipped && is_blank(path)? {
         return Err(ParseError::whole(
             Some(path),
             "the file is empty: it holds no transactions",
         ));
     }
     let (format, h) = match format {
+        _ if gzipped => gzip::read(path, format, on_bytes, kept)?,
         Format::Auto => {
             let f = detect(path)?;
             let why = guessed_from(f, path.is_dir(), f == Format::Dbcop && is_json_file(path));
