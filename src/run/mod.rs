@@ -100,6 +100,10 @@ struct RunInfo {
     outage: Option<stats::Outage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
+    /// How often clients of a `--stream` `append` run skipped ahead; the
+    /// plans they skipped never ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped_ahead: Option<SkippedAhead>,
     /// The tables the run created (its own names), and whether they were
     /// kept (`--keep-tables`, or the drop failed) or dropped at the end.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -202,6 +206,16 @@ fn make_run_dir(out: &Path, db: &str, workload: &str, level: &str) -> Result<(St
     bail!("{}: too many runs named {base}", out.display())
 }
 
+/// Clients that fell more than `max_drift` plans behind the fastest and
+/// skipped ahead to it (`closing::Finished::catch_up`): `times` skips,
+/// `plans` plans skipped in all.
+#[derive(Clone, Copy, Debug, Serialize)]
+struct SkippedAhead {
+    times: u64,
+    plans: u64,
+    max_drift: u64,
+}
+
 /// The results of the client phase.
 struct Phase {
     /// The signal that stopped the clients early, if one did.
@@ -217,6 +231,8 @@ struct Phase {
     final_reads: Option<final_reads::Done>,
     /// The verdict of the check made while recording.
     streamed: Option<streamed::Ended>,
+    /// Whether clients skipped ahead, when any did.
+    skipped_ahead: Option<SkippedAhead>,
 }
 
 /// Runs `harness run`; returns the verdict's exit code.
@@ -495,6 +511,7 @@ pub fn command(mut args: RunArgs) -> Result<u8> {
         tested_little: little.clone(),
         outage: st.outage.clone(),
         warnings: warnings.clone(),
+        skipped_ahead: phase.skipped_ahead,
         tables_kept: kept_why.is_some(),
         tables_kept_why: kept_why,
         tables,
@@ -661,6 +678,8 @@ pub fn rebuild_report(dir: &Path, h: &history::History) -> Result<PathBuf> {
                 ", and its history has no end line: it was cut short"
             }
         )],
+        // Not in the history: the skips are counted as the clients run.
+        skipped_ahead: None,
         tables: Vec::new(),
         tables_kept: false,
         tables_kept_why: None,
@@ -1019,8 +1038,14 @@ async fn clients_phase(
     };
     let (mut closed, ends) = tokio::join!(closer, clients);
     warnings.extend(closed.as_mut().and_then(|c| c.warning.take()));
+    let mut skipped_ahead = None;
     if let Some((times, plans)) = shared.finished.as_ref().map(|f| f.skips()) {
         if times > 0 {
+            skipped_ahead = Some(SkippedAhead {
+                times,
+                plans,
+                max_drift: closing::MAX_DRIFT,
+            });
             eprintln!(
                 "note: a client fell over {} plans behind the fastest and skipped ahead to it \
                  {times} time{} ({plans} plans skipped in all), so that few lists stay in use",
@@ -1111,6 +1136,7 @@ async fn clients_phase(
         end_check,
         final_reads,
         streamed: None,
+        skipped_ahead,
     })
 }
 
