@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashSet;
 
 use crate::error::ParseError;
-use crate::formats::util::assign_ids;
+use crate::formats::util::{self, assign_ids};
 use crate::model::{History, Key, Op, Status, Txn};
 
 /// The writer-transaction and write id Cobra gives reads of loaded data.
@@ -66,20 +66,6 @@ struct Log {
     txns: Vec<(i64, Status, Vec<Op>)>,
     /// The write ids of the init transaction (`T-1.log`).
     init_writes: Vec<i64>,
-}
-
-/// Reads `into.len()` bytes, or all that is left; the bytes read.
-fn read_up_to<R: Read>(input: &mut R, into: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < into.len() {
-        match input.read(&mut into[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 /// Parses one session's log, streaming: a record at a time through a
@@ -114,7 +100,7 @@ fn parse_log<R: Read>(input: R, session: i64, file: &Path) -> Result<Log, ParseE
             }
         };
         let len = 1 + 8 * n;
-        let got = read_up_to(&mut input, &mut record[..len]).map_err(io_err)?;
+        let got = util::read_up_to(&mut input, &mut record[..len]).map_err(io_err)?;
         if got < len {
             return Err(err(
                 at,

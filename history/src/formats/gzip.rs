@@ -28,22 +28,8 @@ pub fn is_gzip(path: &Path) -> Result<bool, ParseError> {
     }
     let mut head = [0u8; 2];
     let mut f = util::open(path)?;
-    let n = read_full(&mut f, &mut head).map_err(|e| ParseError::io(Some(path), e))?;
+    let n = util::read_up_to(&mut f, &mut head).map_err(|e| ParseError::io(Some(path), e))?;
     Ok(n == 2 && head == MAGIC)
-}
-
-/// Reads into `buf` until it is full or the input ends; the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// A reader that tells `on_bytes` how many compressed bytes each read took,
@@ -92,7 +78,7 @@ impl<R: Read> Read for Reworded<R> {
 pub(crate) fn prefix(path: &Path, len: usize) -> Result<Vec<u8>, ParseError> {
     let mut z = decompress(path, &|_| {})?;
     let mut buf = vec![0u8; len];
-    let n = read_full(&mut z, &mut buf).map_err(|e| ParseError::io(Some(path), e))?;
+    let n = util::read_up_to(&mut z, &mut buf).map_err(|e| ParseError::io(Some(path), e))?;
     buf.truncate(n);
     Ok(buf)
 }

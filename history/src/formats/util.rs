@@ -8,12 +8,29 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::error::ParseError;
 use crate::model::{Key, Op, Status, Txn};
 
-/// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
 /// Opens a history file, an error naming it when it cannot be.
 pub(crate) fn open(path: &Path) -> Result<std::fs::File, ParseError> {
     std::fs::File::open(path).map_err(|e| ParseError::io(Some(path), e))
 }
 
+/// Reads `into.len()` bytes, or all that is left; the bytes read.
+pub(crate) fn read_up_to<R: std::io::Read>(
+    input: &mut R,
+    into: &mut [u8],
+) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < into.len() {
+        match input.read(&mut into[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Checks that `bytes` are UTF-8, naming the line of the first bad byte.
 pub(crate) fn utf8<'a>(bytes: &'a [u8], path: Option<&Path>) -> Result<&'a str, ParseError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
