@@ -3,20 +3,19 @@
 //! history before checking it.
 //!
 //! A file is gzipped when it starts with gzip's magic bytes, whatever its
-//! name. Its format is then told from the decompressed content, as for a
-//! plain file. JSONL is decompressed as it is parsed (never held whole);
-//! the other formats are decompressed into memory and parsed from there.
-//! Errors name the gzipped file, and the line of the decompressed text.
+//! name. The readers of [`super`] then see the decompressed content
+//! instead of the file's: [`super::detect`] tells the format from it, and
+//! JSONL is decompressed as it is parsed (never held whole), the other
+//! formats into memory and parsed from there. Errors name the gzipped
+//! file, and the line of the decompressed text.
 
 use std::io::{self, Read};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
-use super::{util, Format};
+use super::util;
 use crate::error::ParseError;
-use crate::jsonl_fast::Kept;
-use crate::model::History;
 
 /// The first two bytes of every gzip member.
 const MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -48,8 +47,12 @@ impl<R: Read> Read for Counting<'_, R> {
 }
 
 /// The decompressed content of `path`, its read errors worded as what they
-/// mean here (a damaged or truncated gzip stream).
-fn decompress<'a>(path: &Path, on_bytes: &'a dyn Fn(u64)) -> Result<impl Read + 'a, ParseError> {
+/// mean here (a damaged or truncated gzip stream); `on_bytes` is told of
+/// the compressed bytes read.
+pub(crate) fn reader<'a>(
+    path: &Path,
+    on_bytes: &'a dyn Fn(u64),
+) -> Result<impl Read + 'a, ParseError> {
     let file = Counting {
         inner: util::open(path)?,
         on_bytes,
@@ -76,55 +79,11 @@ impl<R: Read> Read for Reworded<R> {
 
 /// The decompressed start of `path` (up to `len` bytes), to tell its format.
 pub(crate) fn prefix(path: &Path, len: usize) -> Result<Vec<u8>, ParseError> {
-    let mut z = decompress(path, &|_| {})?;
+    let mut z = reader(path, &|_| {})?;
     let mut buf = vec![0u8; len];
     let n = util::read_up_to(&mut z, &mut buf).map_err(|e| ParseError::io(Some(path), e))?;
     buf.truncate(n);
     Ok(buf)
-}
-
-/// Reads the gzipped history at `path` in `format` ([`Format::Auto`]:
-/// told from the decompressed content); the format it was read as.
-pub(crate) fn read(
-    path: &Path,
-    format: Format,
-    on_bytes: &dyn Fn(u64),
-    kept: Kept,
-) -> Result<(Format, History), ParseError> {
-    let head = prefix(path, super::SNIFF_BYTES)?;
-    if head.iter().all(u8::is_ascii_whitespace) && head.len() < super::SNIFF_BYTES {
-        return Err(ParseError::whole(
-            Some(path),
-            "the file is empty once decompressed: it holds no transactions",
-        ));
-    }
-    let format = match format {
-        Format::Auto => super::detect_bytes(&head).ok_or_else(|| {
-            ParseError::whole(
-                Some(path),
-                "cannot tell the history format from the decompressed content; name it with --format",
-            )
-        })?,
-        f => f,
-    };
-    if format.is_directory() {
-        return Err(ParseError::whole(
-            Some(path),
-            format!("a {format} history is a directory of log files, not a gzipped file"),
-        ));
-    }
-    let mut z = decompress(path, on_bytes)?;
-    let h = if format == Format::Jsonl {
-        // Decompressed as it is parsed; a damaged stream is an input error
-        // reported after the lines before it.
-        crate::jsonl::read_jsonl_from(io::BufReader::new(z), Some(path), kept)?
-    } else {
-        let mut bytes = Vec::new();
-        z.read_to_end(&mut bytes)
-            .map_err(|e| ParseError::io(Some(path), e))?;
-        super::parse(&bytes, format, Some(path))?
-    };
-    Ok((format, h))
 }
 
 #[cfg(test)]
@@ -134,6 +93,7 @@ mod tests {
     use flate2::write::GzEncoder;
     use flate2::Compression;
 
+    use super::super::Format;
     use super::*;
 
     fn gz(bytes: &[u8]) -> Vec<u8> {

@@ -335,8 +335,13 @@ fn first_key_is(b: &[u8], at: usize, keys: &[&str]) -> bool {
 }
 
 /// True when the file holds nothing but whitespace.
-fn is_blank(path: &Path) -> Result<bool, ParseError> {
-    let f = util::open(path)?;
+/// True when the file (decompressed, when `gzipped`) holds only whitespace.
+fn is_blank(path: &Path, gzipped: bool) -> Result<bool, ParseError> {
+    let f: Box<dyn Read> = if gzipped {
+        Box::new(gzip::reader(path, &|_| {})?)
+    } else {
+        Box::new(util::open(path)?)
+    };
     for byte in io::BufReader::new(f).bytes() {
         if !byte
             .map_err(|e| ParseError::io(Some(path), e))?
@@ -378,18 +383,21 @@ pub fn read_kept(
     kept: Kept,
 ) -> Result<History, ParseError> {
     let gzipped = gzip::is_gzip(path)?;
-    if path.is_file() && !gzipped && is_blank(path)? {
+    if path.is_file() && is_blank(path, gzipped)? {
         return Err(ParseError::whole(
             Some(path),
-            "the file is empty: it holds no transactions",
+            if gzipped {
+                "the file is empty once decompressed: it holds no transactions"
+            } else {
+                "the file is empty: it holds no transactions"
+            },
         ));
     }
     let (format, h) = match format {
-        _ if gzipped => gzip::read(path, format, on_bytes, kept)?,
         Format::Auto => {
             let f = detect(path)?;
             let why = guessed_from(f, path.is_dir(), f == Format::Dbcop && is_json_file(path));
-            let h = read_as(path, f, on_bytes, kept).map_err(|e| {
+            let h = read_as(path, f, gzipped, on_bytes, kept).map_err(|e| {
                 if name_confirms(path, f) {
                     e
                 } else {
@@ -398,7 +406,7 @@ pub fn read_kept(
             })?;
             (f, h)
         }
-        f => (f, read_as(path, f, on_bytes, kept)?),
+        f => (f, read_as(path, f, gzipped, on_bytes, kept)?),
     };
     if h.txns.is_empty() {
         let what = if format.is_directory() {
@@ -481,6 +489,7 @@ fn guessed(mut e: ParseError, format: Format, why: &str) -> ParseError {
 fn read_as(
     path: &Path,
     format: Format,
+    gzipped: bool,
     on_bytes: &dyn Fn(u64),
     kept: Kept,
 ) -> Result<History, ParseError> {
@@ -489,6 +498,17 @@ fn read_as(
             Some(path),
             format!("a {format} history is a directory of log files, and this is not a directory"),
         ));
+    }
+    if gzipped {
+        let mut z = gzip::reader(path, on_bytes)?;
+        if format == Format::Jsonl {
+            // A damaged stream is an input error after the lines before it.
+            return crate::jsonl::read_jsonl_from(io::BufReader::new(z), Some(path), kept);
+        }
+        let mut bytes = Vec::new();
+        z.read_to_end(&mut bytes)
+            .map_err(|e| ParseError::io(Some(path), e))?;
+        return parse_as(&bytes, format, Some(path));
     }
     match format {
         Format::Auto => unreachable!("detect never answers auto"),
