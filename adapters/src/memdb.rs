@@ -45,13 +45,10 @@
 
 use std::collections::BTreeMap;
 
-/// How many times a transaction that published its writes (the
-/// aborted-read bug) lets the other sessions run before it aborts.
-const DIRTY_YIELDS: usize = 16;
-
-/// How many times a transaction that read and wrote one key (the
-/// lost-update bug) lets the other sessions run before it commits.
-const UPDATE_YIELDS: usize = 16;
+/// How many times a transaction that shows a bug (aborted-read: it
+/// published its writes; lost-update: it read and wrote one key) lets the
+/// other sessions run before it commits or aborts.
+const BUG_YIELDS: usize = 16;
 
 /// How many times a read-committed append yields for a list key another
 /// transaction holds before it gives up (a lock wait timeout, which also
@@ -592,25 +589,20 @@ impl Conn for MemConn {
     async fn commit(&mut self) -> Result<(), DbError> {
         // Let other sessions run between statements, as a network would.
         tokio::task::yield_now().await;
-        if self.txn.as_ref().is_some_and(|t| t.dirty) {
-            // The aborted-read bug: keep the published writes out long
-            // enough that other sessions reliably read some (one yield let
-            // a 1000-transaction run miss them about once in 20).
-            for _ in 0..DIRTY_YIELDS {
-                tokio::task::yield_now().await;
-            }
-        }
-        if self.db.bug == Some(Bug::LostUpdate)
-            && self
-                .txn
-                .as_ref()
-                .is_some_and(|t| t.reads.iter().any(|k| t.writes.contains_key(k)))
-        {
-            // The lost-update bug: hold a read-modify-write open long
-            // enough that another session reliably reads the same version
-            // and overwrites it too (with one yield a 400-transaction run
-            // on 3 keys missed every lost update about once in 30).
-            for _ in 0..UPDATE_YIELDS {
+        // Two bugs hold the transaction open so that other sessions
+        // reliably see what the bug does: aborted-read keeps its published
+        // writes out (one yield let a 1000-transaction run miss them about
+        // once in 20); lost-update keeps a read-modify-write open, so that
+        // another session reads the same version and overwrites it too
+        // (one yield let a 400-transaction run on 3 keys miss every lost
+        // update about once in 30).
+        let held = self.txn.as_ref().is_some_and(|t| {
+            t.dirty
+                || (self.db.bug == Some(Bug::LostUpdate)
+                    && t.reads.iter().any(|k| t.writes.contains_key(k)))
+        });
+        if held {
+            for _ in 0..BUG_YIELDS {
                 tokio::task::yield_now().await;
             }
         }
