@@ -173,7 +173,11 @@ fn namespaces(prefix: &str) -> Vec<String> {
 fn by_node(h: &history::History) -> BTreeMap<String, (usize, usize)> {
     let mut m: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for t in &h.txns {
-        let node = t.node.clone().expect("every transaction names its node");
+        let node = t
+            .node
+            .as_deref()
+            .map(str::to_string)
+            .expect("every transaction names its node");
         let e = m.entry(node).or_default();
         if t.is_read_only() {
             e.0 += 1;
@@ -766,12 +770,12 @@ fn patroni_clients_follow_the_new_leader_after_a_failover() {
     let ok_on = |t: &&history::Txn| t.status == history::Status::Ok;
     let before: BTreeSet<String> = (h.txns.iter().filter(ok_on))
         .filter(|t| t.end.is_some_and(|e| e < f.start))
-        .filter_map(|t| t.node.clone())
+        .filter_map(|t| t.node.as_deref().map(str::to_string))
         .collect();
     // The clients' transactions: the final reads come after them.
     let after: BTreeSet<String> = (workload_txns(&h).filter(ok_on))
         .filter(|t| t.start.is_some_and(|s| s > f.start + 1_000_000_000))
-        .filter_map(|t| t.node.clone())
+        .filter_map(|t| t.node.as_deref().map(str::to_string))
         .collect();
     assert_eq!(before, ["patroni-1".to_string()].into(), "{}", stdout(&o));
     assert!(!after.is_empty(), "the clients stopped: {}", stdout(&o));

@@ -179,7 +179,7 @@ fn assert_every_read_has_a_writer(h: &History) {
                     key,
                     values: Some(vs),
                 } => vs.iter().map(|v| (key.clone(), *v)).collect(),
-                Op::RangeRead { rows, .. } => rows.clone(),
+                Op::RangeRead { rows, .. } => rows.to_vec(),
                 _ => vec![],
             };
             for r in read {

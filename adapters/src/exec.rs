@@ -268,7 +268,7 @@ async fn run_step<C: Conn + ?Sized>(
             ops.push(Op::RangeRead {
                 lo: lo.clone(),
                 hi: hi.clone(),
-                rows: rows.into_iter().map(|(k, v)| (Key::Int(k), v)).collect(),
+                rows: Box::new(rows.into_iter().map(|(k, v)| (Key::Int(k), v)).collect()),
             });
         }
         Step::Append(k, v) => {

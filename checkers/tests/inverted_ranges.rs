@@ -38,7 +38,7 @@ fn as_range(op: &Op) -> Op {
         Op::Read { key, value } => Op::RangeRead {
             lo: key.clone(),
             hi: key.clone(),
-            rows: value.iter().map(|v| (key.clone(), *v)).collect(),
+            rows: Box::new(value.iter().map(|v| (key.clone(), *v)).collect()),
         },
         other => other.clone(),
     }

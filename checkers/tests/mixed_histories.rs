@@ -101,22 +101,22 @@ fn ranges<R: Rng>(h: &mut History, rng: &mut R) {
                 0 => Op::RangeRead {
                     lo: Key::Int(k),
                     hi: Key::Int(k),
-                    rows,
+                    rows: Box::new(rows),
                 },
                 1 => Op::RangeRead {
                     lo: Key::Int(k - 1),
                     hi: Key::Int(k + 1),
-                    rows,
+                    rows: Box::new(rows),
                 },
                 2 => Op::RangeRead {
                     lo: Key::Int(k + 1),
                     hi: Key::Int(k),
-                    rows: Vec::new(),
+                    rows: Box::new(Vec::new()),
                 },
                 _ => Op::RangeRead {
                     lo: Key::Int(k + 10),
                     hi: Key::Int(k + 20),
-                    rows: Vec::new(),
+                    rows: Box::new(Vec::new()),
                 },
             };
         }

@@ -137,7 +137,11 @@ impl<'de> Deserialize<'de> for Op {
                         let hi: Key = a.next_element()?.ok_or_else(|| missing("high key"))?;
                         let rows: Vec<(Key, Value)> =
                             a.next_element()?.ok_or_else(|| missing("rows"))?;
-                        Op::RangeRead { lo, hi, rows }
+                        Op::RangeRead {
+                            lo,
+                            hi,
+                            rows: Box::new(rows),
+                        }
                     }
                     other => {
                         return Err(de::Error::custom(format!(
@@ -162,7 +166,9 @@ impl<'de> Deserialize<'de> for Op {
 /// One line of a history file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
-    Header(Header),
+    /// Boxed: a header is one line of a million, and a record as large
+    /// as it would be copied with every transaction line.
+    Header(Box<Header>),
     Txn(Txn),
     Fault(Fault),
     End(End),
@@ -272,10 +278,10 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 start: raw.start,
                 end: raw.end,
                 ops: required(raw.ops, "ops", "transaction")?,
-                error: raw.error,
+                error: raw.error.map(Into::into),
                 dbts: raw.dbts,
-                kind: raw.kind,
-                node: raw.node,
+                kind: raw.kind.map(Into::into),
+                node: raw.node.map(Into::into),
             };
             if let (Some(s), Some(e)) = (t.start, t.end) {
                 if e < s {
@@ -291,7 +297,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                     "history format version {version} is not supported (this harness reads version {VERSION})"
                 ));
             }
-            Record::Header(Header {
+            Record::Header(Box::new(Header {
                 version,
                 db: raw.db,
                 level: raw.level,
@@ -302,7 +308,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, String> {
                 started: raw.started,
                 server: raw.server,
                 settings: raw.settings.unwrap_or_default(),
-            })
+            }))
         }
         Some("fault") => Record::Fault(Fault {
             kind: required(raw.kind, "kind", "fault")?,
@@ -502,7 +508,7 @@ impl Builder<'_> {
                 if self.seen_any {
                     return Err(err("the header must be the first line".into()));
                 }
-                h.header = Some(hd);
+                h.header = Some(*hd);
             }
             Record::Txn(t) => {
                 let grows = self.max_id.is_none_or(|m| t.id > m);
@@ -847,7 +853,7 @@ mod tests {
                 Op::RangeRead {
                     lo: Key::Int(1),
                     hi: Key::Int(4),
-                    rows: vec![(Key::Int(2), 12884901889)],
+                    rows: Box::new(vec![(Key::Int(2), 12884901889)]),
                 },
                 Op::Append {
                     key: Key::str("l"),
@@ -964,7 +970,7 @@ mod fast_path_tests {
             (Some(f), Ok(Some(Record::Txn(s)))) => {
                 assert_eq!(f, s, "{line}");
                 let mut s = s;
-                s.kind = s.kind.filter(|k| k == crate::model::FINAL_READ);
+                s.kind = s.kind.filter(|k| &**k == crate::model::FINAL_READ);
                 s.error = None;
                 assert_eq!(lean, Some(s), "{line}");
                 true

@@ -127,17 +127,17 @@ impl<'a> Cur<'a> {
         }
     }
 
-    fn opt_string(&mut self) -> Option<Option<String>> {
+    fn opt_string(&mut self) -> Option<Option<Box<str>>> {
         if self.peek()? == b'n' {
             self.null().map(|()| None)
         } else {
-            self.str().map(|s| Some(s.to_string()))
+            self.str().map(|s| Some(s.into()))
         }
     }
 
     /// [`opt_string`](Self::opt_string) for a field that is not kept: the
     /// same lines are accepted, nothing is allocated.
-    fn skip_opt_string(&mut self) -> Option<Option<String>> {
+    fn skip_opt_string(&mut self) -> Option<Option<Box<str>>> {
         if self.peek()? == b'n' {
             self.null().map(|()| None)
         } else {
@@ -361,7 +361,7 @@ fn parse_txn_with(line: &[u8], scratch: &mut Vec<Op>, kept: Kept) -> Option<Txn>
                     Kept::Check if c.peek()? == b'n' => c.null().map(|()| None)?,
                     Kept::Check => {
                         let kind = c.str()?;
-                        (kind == crate::model::FINAL_READ).then(|| kind.to_string())
+                        (kind == crate::model::FINAL_READ).then(|| kind.into())
                     }
                 };
                 256

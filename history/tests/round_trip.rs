@@ -59,7 +59,7 @@ fn register_history(rng: &mut Rng) -> History {
         }
         let mut t = Txn::new(i * 7 + rng.below(7), rng.below(4), status(rng), ops);
         t.start = Some(i * 10);
-        t.error = (t.status != Status::Ok).then(|| "boom".to_string());
+        t.error = (t.status != Status::Ok).then(|| "boom".into());
         txns.push(t);
     }
     History::from_txns(txns)
@@ -212,7 +212,13 @@ fn elle_view(t: &Txn, timed: bool) -> (Status, Vec<Op>, Option<u64>, Option<u64>
     } else {
         None
     };
-    (t.status, ops, start, end, t.error.clone())
+    (
+        t.status,
+        ops,
+        start,
+        end,
+        t.error.as_deref().map(str::to_string),
+    )
 }
 
 /// Transactions by (session, position in session).

@@ -255,7 +255,7 @@ pub fn timeline(
     for t in &h.txns {
         let e = sessions.entry(t.session).or_default();
         if let Some(n) = &t.node {
-            e.insert(n.as_str());
+            e.insert(&**n);
         }
     }
     let all_rows = sessions.len();

@@ -343,7 +343,7 @@ mod tests {
         let range = Op::RangeRead {
             lo: Key::Int(0),
             hi: Key::Int(9),
-            rows: vec![(Key::Int(4), 40)],
+            rows: Box::new(vec![(Key::Int(4), 40)]),
         };
         assert!(h.push(txn(4, "rq", vec![range]), now).is_empty());
         assert_eq!(h.drain().len(), 1);

@@ -99,10 +99,10 @@ pub async fn prelude(
         status,
         start: Some(start),
         end: (status != Status::Info).then_some(end),
-        error: error.clone(),
+        error: error.as_deref().map(Into::into),
         ops: out.ops,
         dbts: out.dbts,
-        kind: Some(plan.kind.to_string()),
+        kind: Some(plan.kind.into()),
         node: None,
     };
     // Recorded even when it failed, so the history shows what happened.

@@ -141,11 +141,11 @@ pub async fn run_plan(
         start: Some(start),
         // An info transaction may take effect after we gave up on it.
         end: (outcome.status != Status::Info).then_some(finish),
-        error: outcome.error_text(),
+        error: outcome.error_text().map(Into::into),
         ops: outcome.ops,
         dbts: outcome.dbts,
-        kind: Some(plan.kind.to_string()),
-        node: s.node(),
+        kind: Some(plan.kind.into()),
+        node: s.node().map(Into::into),
     };
     Ok(Ran {
         txn,

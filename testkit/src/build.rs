@@ -40,7 +40,7 @@ pub fn rq(lo: i64, hi: i64, rows: &[(i64, Value)]) -> Op {
     Op::RangeRead {
         lo: Key::Int(lo),
         hi: Key::Int(hi),
-        rows: rows.iter().map(|&(k, v)| (Key::Int(k), v)).collect(),
+        rows: Box::new(rows.iter().map(|&(k, v)| (Key::Int(k), v)).collect()),
     }
 }
 

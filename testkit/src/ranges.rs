@@ -55,7 +55,7 @@ pub fn as_range_reads(h: &History, choose: &mut dyn FnMut(RangeStep) -> bool) ->
             ops.push(Op::RangeRead {
                 lo: Key::Int(lo),
                 hi: Key::Int(k),
-                rows: row,
+                rows: Box::new(row),
             });
         }
         t.ops = ops;

@@ -399,10 +399,11 @@ impl Prog<'_> {
         self.ops.push(Op::RangeRead {
             lo,
             hi,
-            rows: rows
-                .iter()
-                .map(|r| (TpccTable::OrderLine.key(&[w, d, o, r[0]]), r[4]))
-                .collect(),
+            rows: Box::new(
+                rows.iter()
+                    .map(|r| (TpccTable::OrderLine.key(&[w, d, o, r[0]]), r[4]))
+                    .collect(),
+            ),
         });
         Ok(rows)
     }
@@ -635,7 +636,11 @@ async fn stock_level(p: &mut Prog<'_>, t: &StockLevel) -> Result<(), DbError> {
     }
     for (o, rows) in per_order {
         let (lo, hi) = TpccTable::OrderLine.prefix_range(&[w, d, o]);
-        p.ops.push(Op::RangeRead { lo, hi, rows });
+        p.ops.push(Op::RangeRead {
+            lo,
+            hi,
+            rows: Box::new(rows),
+        });
     }
     let mut low = 0;
     for (item, qty, s_wid) in stock {

@@ -177,17 +177,17 @@ pub async fn register_semantics(db: Arc<dyn Database>, iso: Isolation) {
             Op::RangeRead {
                 lo: k(0),
                 hi: k(10),
-                rows: vec![(k(1), 13), (k(2), 14), (k(3), 15)]
+                rows: Box::new(vec![(k(1), 13), (k(2), 14), (k(3), 15)])
             },
             Op::RangeRead {
                 lo: k(2),
                 hi: k(2),
-                rows: vec![(k(2), 14)]
+                rows: Box::new(vec![(k(2), 14)])
             },
             Op::RangeRead {
                 lo: k(4),
                 hi: k(9),
-                rows: vec![]
+                rows: Box::new(vec![])
             },
         ]
     );

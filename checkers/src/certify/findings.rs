@@ -79,7 +79,7 @@ pub(super) fn verify_finding(ctx: &Ctx, level: Level, kind: AnomalyKind, t: u32,
             key,
             values: Some(vs),
         } => vs.iter().map(|v| (key.clone(), *v)).collect(),
-        Op::RangeRead { rows, .. } => rows.clone(),
+        Op::RangeRead { rows, .. } => rows.to_vec(),
         _ => Vec::new(),
     };
     match kind {

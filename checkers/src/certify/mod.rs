@@ -421,7 +421,7 @@ mod tests {
             vec![Op::RangeRead {
                 lo: Key::Int(0),
                 hi: Key::Int(9),
-                rows: vec![],
+                rows: Box::new(vec![]),
             }],
         )]);
         serial(&h, Level::Ser, false, &[0]).unwrap();

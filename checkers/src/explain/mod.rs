@@ -37,7 +37,7 @@ pub fn txn_view(ix: &Index, t: u32) -> TxnView {
         start: x.start,
         end: x.end,
         ops: x.ops.clone(),
-        node: x.node.clone(),
+        node: x.node.as_deref().map(str::to_string),
     }
 }
 

@@ -293,7 +293,7 @@ impl<'h> Index<'h> {
                             values: Some(_),
                         } => read(key),
                         Op::RangeRead { rows, .. } => {
-                            for (k, _) in rows {
+                            for (k, _) in rows.iter() {
                                 read(k);
                             }
                         }
@@ -495,7 +495,7 @@ impl<'h> Index<'h> {
                     }
                     Op::RangeRead { lo, hi, rows } => {
                         let mut listed: FxHashMap<u32, Value> = FxHashMap::default();
-                        for (k, v) in rows {
+                        for (k, v) in rows.iter() {
                             let k = self.known_key(k);
                             listed.insert(k, *v);
                             self.observe(

@@ -147,7 +147,7 @@ fn range_reads_read_unlisted_keys_as_absent() {
             vec![Op::RangeRead {
                 lo: Key::Int(0),
                 hi: Key::Int(5),
-                rows: vec![(Key::Int(1), 10)],
+                rows: Box::new(vec![(Key::Int(1), 10)]),
             }],
         ),
     ]);

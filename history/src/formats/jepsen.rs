@@ -238,7 +238,7 @@ impl Builder {
             start,
             end,
             ops,
-            error,
+            error: error.map(Into::into),
             dbts: None,
             kind: None,
             node: None,

@@ -87,7 +87,7 @@ pub fn sub_history(ix: &Index, set: &[u32]) -> History {
                     }
                 }
                 Op::RangeRead { lo, hi, rows } => {
-                    for (k, v) in rows {
+                    for (k, v) in rows.iter() {
                         if keep_value(k, Some(*v)) {
                             ops.push(Op::Read {
                                 key: k.clone(),

@@ -668,7 +668,7 @@ impl<'a> Ctx<'a> {
                 Op::ReadList { values: None, .. } => {}
                 Op::RangeRead { lo, hi, rows } => {
                     let mut listed: Vec<u32> = Vec::with_capacity(rows.len());
-                    for (k, v) in rows {
+                    for (k, v) in rows.iter() {
                         if let Some(k) = ix.key_id(k) {
                             listed.push(k);
                             push(k, Some(*v), &*own);
