@@ -992,6 +992,9 @@ mod fast_path_tests {
             r#"{"id":5,"session":1,"status":"ok","ops":[],"dbts":{"start":4,"commit":null},"kind":null}"#,
             r#"{"id":18446744073709551615,"session":1,"status":"ok","ops":[["w",-9223372036854775808,9223372036854775807]]}"#,
             r#"{"ops":[["w",1,1]],"status":"ok","session":2,"id":6,"dbts":null}"#,
+            // Twenty digits that fit; a kind that is not ASCII.
+            r#"{"id":10000000000000000000,"session":1,"status":"ok","kind":"lecture-été","ops":[["r",1,1]]}"#,
+            r#"{"id":7,"session":1,"status":"ok","kind":"final-read","ops":[[ "r" ,1, [ ] ]]}"#,
         ] {
             assert!(same(line), "the fast path should take {line}");
         }
@@ -1009,6 +1012,11 @@ mod fast_path_tests {
             r#"{"id":01,"session":1,"status":"ok","ops":[]}"#,
             r#"{"id":-1,"session":1,"status":"ok","ops":[]}"#,
             r#"{"id":1,"session":1,"status":"ok","ops":[["w",9223372036854775808,1]]}"#,
+            r#"{"id":18446744073709551616,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":123456789012345678901,"session":1,"status":"ok","ops":[]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["ww",1,2]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["",1,2]]}"#,
+            r#"{"id":1,"session":1,"status":"ok","ops":[["w\u0041",1,2]]}"#,
             r#"{"id":1,"session":1,"status":"maybe","ops":[]}"#,
             r#"{"id":1,"session":1,"ops":[]}"#,
             r#"{"id":1,"session":1,"status":"ok","ops":[],"start":5,"end":2}"#,
