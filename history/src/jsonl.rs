@@ -992,7 +992,8 @@ mod fast_path_tests {
             r#"{"id":5,"session":1,"status":"ok","ops":[],"dbts":{"start":4,"commit":null},"kind":null}"#,
             r#"{"id":18446744073709551615,"session":1,"status":"ok","ops":[["w",-9223372036854775808,9223372036854775807]]}"#,
             r#"{"ops":[["w",1,1]],"status":"ok","session":2,"id":6,"dbts":null}"#,
-            // Twenty digits that fit; a kind that is not ASCII.
+            // Twenty digits that fit; a kind that is not ASCII; spaces
+            // around an op code.
             r#"{"id":10000000000000000000,"session":1,"status":"ok","kind":"lecture-été","ops":[["r",1,1]]}"#,
             r#"{"id":7,"session":1,"status":"ok","kind":"final-read","ops":[[ "r" ,1, [ ] ]]}"#,
         ] {

@@ -334,7 +334,6 @@ fn first_key_is(b: &[u8], at: usize, keys: &[&str]) -> bool {
     })
 }
 
-/// True when the file holds nothing but whitespace.
 /// True when the file (decompressed, when `gzipped`) holds only whitespace.
 fn is_blank(path: &Path, gzipped: bool) -> Result<bool, ParseError> {
     let f: Box<dyn Read> = if gzipped {
