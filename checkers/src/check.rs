@@ -741,12 +741,12 @@ fn known_order(
     }
     let orders = Orders::of(level);
     let model = model_of(level);
-    let dg = DepGraph::build(ix, vo, model, orders);
     // A topological order of the whole graph (every scope's edges) shows
     // that no scope has a cycle, in one pass instead of a search per
-    // scope, and is the witness.
-    let order = dg.graph.topological_order_by_id();
-    if order.is_none() {
+    // scope, and is the witness. Only a cycle needs the edges' labels.
+    let schedule = DepGraph::schedule(ix, vo, model, orders);
+    if schedule.is_none() {
+        let dg = DepGraph::build(ix, vo, model, orders);
         for c in find_cycles(&dg, orders) {
             record_forced_cycle(ix, &c, level, false, found);
         }
@@ -754,11 +754,7 @@ fn known_order(
     if found.anomalous() || !found.explain {
         return None;
     }
-    let schedule: Vec<u32> = order?
-        .into_iter()
-        .filter(|&v| dg.txn_of(v).is_some())
-        .collect();
-    Some(evidence::witness_of_schedule(ix, model, &schedule))
+    Some(evidence::witness_of_schedule(ix, model, &schedule?))
 }
 
 /// A witness of the SER or SI model as one of `model`: a serial order is a

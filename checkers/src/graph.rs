@@ -80,21 +80,27 @@ impl<L: Copy> GraphBuilder<L> {
         offsets
     }
 
+    /// The out-edge targets in compressed sparse rows, without labels:
+    /// (offsets, targets).
+    fn rows(&self) -> (Vec<u32>, Vec<u32>) {
+        let offsets = self.offsets();
+        let mut fill = offsets.clone();
+        let mut targets = vec![0u32; offsets[self.nodes] as usize];
+        for &(f, t, _) in self.edges() {
+            targets[fill[f as usize] as usize] = t;
+            fill[f as usize] += 1;
+        }
+        (offsets, targets)
+    }
+
     /// A topological order of the nodes `keep` admits (Kahn's, last found
     /// first), or `None` when the graph has a cycle: what [`Graph`] would
     /// give, without laying out the labels a graph with no cycle to
     /// explain never reads.
     pub fn topo_order(&self, keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
         let n = self.nodes;
-        let offsets = self.offsets();
-        let mut fill = offsets.clone();
-        let mut targets = vec![0u32; offsets[n] as usize];
-        let mut indeg = vec![0u32; n];
-        for &(f, t, _) in self.edges() {
-            targets[fill[f as usize] as usize] = t;
-            fill[f as usize] += 1;
-            indeg[t as usize] += 1;
-        }
+        let (offsets, targets) = self.rows();
+        let mut indeg = in_degrees(n, &targets);
         let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
         let mut order = Vec::with_capacity(n);
         let mut done = 0usize;
@@ -111,6 +117,13 @@ impl<L: Copy> GraphBuilder<L> {
             }
         }
         (done == n).then_some(order)
+    }
+
+    /// [`Graph::topological_order_by_id`] of the nodes `keep` admits,
+    /// without laying out the labels: an acyclic graph is only ordered.
+    pub fn topo_order_by_id(&self, keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
+        let (offsets, targets) = self.rows();
+        order_by_id(&offsets, &targets, keep)
     }
 
     /// Freezes into compressed sparse rows.
@@ -180,10 +193,7 @@ impl<L: Copy> Graph<L> {
     /// the graph has a cycle: the order a witness is read from.
     pub fn topological_order(&self) -> Option<Vec<u32>> {
         let n = self.node_count();
-        let mut indeg = vec![0u32; n];
-        for &t in &self.targets {
-            indeg[t as usize] += 1;
-        }
+        let mut indeg = in_degrees(n, &self.targets);
         let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
         let mut i = 0;
         while i < order.len() {
@@ -205,38 +215,7 @@ impl<L: Copy> Graph<L> {
     /// replays the order (the certifier) reads the history nearly in
     /// sequence instead of at random.
     pub fn topological_order_by_id(&self) -> Option<Vec<u32>> {
-        use std::cmp::Reverse;
-        let n = self.node_count();
-        let mut indeg = vec![0u32; n];
-        for &t in &self.targets {
-            indeg[t as usize] += 1;
-        }
-        let mut order: Vec<u32> = Vec::with_capacity(n);
-        // Ready nodes below the sweep point (all smaller than it), smallest
-        // first; the sweep takes the others in id order.
-        let mut ready: std::collections::BinaryHeap<Reverse<u32>> = Default::default();
-        let mut sweep = 0u32;
-        loop {
-            let v = if let Some(Reverse(v)) = ready.pop() {
-                v
-            } else if (sweep as usize) < n {
-                sweep += 1;
-                if indeg[sweep as usize - 1] != 0 {
-                    continue;
-                }
-                sweep - 1
-            } else {
-                break;
-            };
-            order.push(v);
-            for (_, t) in self.out(v) {
-                indeg[t as usize] -= 1;
-                if indeg[t as usize] == 0 && t < sweep {
-                    ready.push(Reverse(t));
-                }
-            }
-        }
-        (order.len() == n).then_some(order)
+        order_by_id(&self.offsets, &self.targets, |_| true)
     }
 
     /// Strongly connected components with more than one node, by an
@@ -394,6 +373,53 @@ impl<L: Copy> Graph<L> {
     }
 }
 
+/// How many edges enter each of `n` nodes.
+fn in_degrees(n: usize, targets: &[u32]) -> Vec<u32> {
+    let mut indeg = vec![0u32; n];
+    for &t in targets {
+        indeg[t as usize] += 1;
+    }
+    indeg
+}
+
+/// Kahn's algorithm over compressed sparse rows, the smallest ready node
+/// first; the nodes `keep` admits, or `None` on a cycle.
+fn order_by_id(offsets: &[u32], targets: &[u32], keep: impl Fn(u32) -> bool) -> Option<Vec<u32>> {
+    use std::cmp::Reverse;
+    let n = offsets.len() - 1;
+    let mut indeg = in_degrees(n, targets);
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut done = 0usize;
+    // Ready nodes below the sweep point (all smaller than it), smallest
+    // first; the sweep takes the others in id order.
+    let mut ready: std::collections::BinaryHeap<Reverse<u32>> = Default::default();
+    let mut sweep = 0u32;
+    loop {
+        let v = if let Some(Reverse(v)) = ready.pop() {
+            v
+        } else if (sweep as usize) < n {
+            sweep += 1;
+            if indeg[sweep as usize - 1] != 0 {
+                continue;
+            }
+            sweep - 1
+        } else {
+            break;
+        };
+        done += 1;
+        if keep(v) {
+            order.push(v);
+        }
+        for &t in &targets[offsets[v as usize] as usize..offsets[v as usize + 1] as usize] {
+            indeg[t as usize] -= 1;
+            if indeg[t as usize] == 0 && t < sweep {
+                ready.push(Reverse(t));
+            }
+        }
+    }
+    (done == n).then_some(order)
+}
+
 /// Reusable buffers for [`Graph::shortest_cycle_through`], so repeated
 /// searches touch only the nodes they visit.
 #[derive(Default)]
@@ -452,6 +478,42 @@ mod tests {
         assert!(graph(3, &[(0, 1), (1, 2)])
             .cyclic_components(|_| true)
             .is_empty());
+    }
+
+    #[test]
+    fn an_unlabelled_order_is_the_frozen_graphs_order() {
+        // Small pseudo-random graphs, acyclic (edges only go up) and not.
+        let mut x = 0x9e37_79b9_u32;
+        let mut next = |m: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % m
+        };
+        for round in 0..200 {
+            let n = 1 + next(30);
+            let mut b = GraphBuilder::new(n as usize);
+            for _ in 0..next(3 * n) {
+                let (f, t) = (next(n), next(n));
+                // Every fifth graph may have a back edge.
+                if f < t || round % 5 == 0 {
+                    b.edge(f, t, f as u8);
+                }
+            }
+            let bare = b.topo_order_by_id(|_| true);
+            let odd = b.topo_order_by_id(|v| v % 2 == 1);
+            let full = b.build().topological_order_by_id();
+            assert_eq!(bare, full, "round {round}");
+            let want = full.map(|o| o.into_iter().filter(|v| v % 2 == 1).collect::<Vec<_>>());
+            assert_eq!(odd, want, "round {round}");
+        }
+        // A cycle gives no order; a chain gives its own order.
+        let mut b = GraphBuilder::new(3);
+        b.edge(2, 1, ());
+        b.edge(1, 0, ());
+        assert_eq!(b.topo_order_by_id(|_| true), Some(vec![2, 1, 0]));
+        b.edge(0, 2, ());
+        assert_eq!(b.topo_order_by_id(|_| true), None);
     }
 
     #[test]

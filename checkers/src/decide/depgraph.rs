@@ -92,6 +92,23 @@ impl Label {
     }
 }
 
+/// What a graph keeps of each edge's [`Label`]: all of it to explain a
+/// cycle, nothing (`()`) when only an order is wanted, so an acyclic graph
+/// of millions of edges is laid out at 8 bytes an edge, not 20.
+pub(crate) trait EdgeLabel: Copy + Send {
+    fn of(label: Label) -> Self;
+}
+
+impl EdgeLabel for Label {
+    fn of(label: Label) -> Label {
+        label
+    }
+}
+
+impl EdgeLabel for () {
+    fn of(_: Label) {}
+}
+
 /// The known part of each key's version order: immediate successors.
 /// `next[(key, w)] = s` says the version after `w`'s (or after the initial
 /// version, `w = INIT`) is `s`'s.
@@ -193,37 +210,24 @@ impl DepGraph {
     /// Builds the graph of the committed transactions of `ix` under the
     /// version order `vo`, with session and real-time edges if asked.
     pub fn build(ix: &Index, vo: &VersionOrder, model: Model, orders: Orders) -> DepGraph {
-        let mut b = GraphBuilder::new(0);
-        let mut e = Edges::new(&mut b, model, ix.len());
-        let two = ix.len() >= PARALLEL_BUILD
-            && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
-        if !two {
-            e.structure(ix, orders);
-            add_wr_edges(ix, &mut e);
-            add_rw_ww_edges(ix, vo, &mut e);
-            return DepGraph::from_builder(b, model, ix.len());
-        }
-        // The edges in the order one thread adds them: structure and wr
-        // here, rw and ww on a second core, joined after.
-        e.b.reserve(ix.len() + ix.read_count());
-        let mut b2 = GraphBuilder::new(e.b.node_count());
-        b2.reserve(ix.read_count() + ix.write_count());
-        std::thread::scope(|s| {
-            let second = std::thread::Builder::new()
-                .name("depgraph".into())
-                .spawn_scoped(s, || {
-                    let mut e2 = Edges::new(&mut b2, model, ix.len());
-                    add_rw_ww_edges(ix, vo, &mut e2);
-                })
-                .expect("cannot start a graph-building thread");
-            e.structure(ix, orders);
-            add_wr_edges(ix, &mut e);
-            second
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        });
-        b.append(b2);
-        DepGraph::from_builder(b, model, ix.len())
+        DepGraph::from_builder(edges_of(ix, vo, model, orders), model, ix.len())
+    }
+
+    /// A topological order of the transaction nodes of the graph
+    /// [`DepGraph::build`] would give (smallest id first among the ready
+    /// ones; time nodes dropped), or `None` when it has a cycle. No label
+    /// is kept: only a graph with a cycle needs them, and it is built again.
+    pub fn schedule(
+        ix: &Index,
+        vo: &VersionOrder,
+        model: Model,
+        orders: Orders,
+    ) -> Option<Vec<u32>> {
+        let txn_nodes = match model {
+            Model::Ser => ix.len(),
+            Model::Si => 2 * ix.len(),
+        } as u32;
+        edges_of::<()>(ix, vo, model, orders).topo_order_by_id(|v| v < txn_nodes)
     }
 
     /// Wraps a graph whose first nodes are the transaction nodes of `model`.
@@ -308,16 +312,56 @@ impl DepGraph {
     }
 }
 
+/// The edges of the dependency graph: structure and wr on this thread, rw
+/// and ww on a second core from [`PARALLEL_BUILD`] transactions on, joined
+/// in the order one thread adds them.
+fn edges_of<L: EdgeLabel>(
+    ix: &Index,
+    vo: &VersionOrder,
+    model: Model,
+    orders: Orders,
+) -> GraphBuilder<L> {
+    let mut b = GraphBuilder::new(0);
+    let mut e = Edges::new(&mut b, model, ix.len());
+    let two = ix.len() >= PARALLEL_BUILD
+        && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+    if !two {
+        e.structure(ix, orders);
+        add_wr_edges(ix, &mut e);
+        add_rw_ww_edges(ix, vo, &mut e);
+        return b;
+    }
+    e.b.reserve(ix.len() + ix.read_count());
+    let mut b2 = GraphBuilder::new(e.b.node_count());
+    b2.reserve(ix.read_count() + ix.write_count());
+    std::thread::scope(|s| {
+        let second = std::thread::Builder::new()
+            .name("depgraph".into())
+            .spawn_scoped(s, || {
+                let mut e2 = Edges::new(&mut b2, model, ix.len());
+                add_rw_ww_edges(ix, vo, &mut e2);
+            })
+            .expect("cannot start a graph-building thread");
+        e.structure(ix, orders);
+        add_wr_edges(ix, &mut e);
+        second
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+    });
+    b.append(b2);
+    b
+}
+
 /// Adds transaction-level edges to a graph in the chosen model, mapping
 /// each dependency to the right begin/commit nodes.
-pub(crate) struct Edges<'a> {
-    pub(crate) b: &'a mut GraphBuilder<Label>,
+pub(crate) struct Edges<'a, L = Label> {
+    pub(crate) b: &'a mut GraphBuilder<L>,
     model: Model,
 }
 
-impl<'a> Edges<'a> {
+impl<'a, L: EdgeLabel> Edges<'a, L> {
     /// Wraps a builder, adding the transaction nodes if it has none yet.
-    pub(crate) fn new(b: &'a mut GraphBuilder<Label>, model: Model, txns: usize) -> Edges<'a> {
+    pub(crate) fn new(b: &'a mut GraphBuilder<L>, model: Model, txns: usize) -> Edges<'a, L> {
         let want = match model {
             Model::Ser => txns,
             Model::Si => 2 * txns,
@@ -342,7 +386,12 @@ impl<'a> Edges<'a> {
             return;
         }
         let (f, t) = map_edge(self.model, from, to, label.dep);
-        self.b.edge(f, t, label);
+        self.b.edge(f, t, L::of(label));
+    }
+
+    /// Adds an edge between graph nodes.
+    fn edge(&mut self, from: u32, to: u32, label: Label) {
+        self.b.edge(from, to, L::of(label));
     }
 
     /// Begin-to-commit edges (SI), session order and real-time order: the
@@ -350,8 +399,7 @@ impl<'a> Edges<'a> {
     pub(crate) fn structure(&mut self, ix: &Index, orders: Orders) {
         if self.model == Model::Si {
             for t in ix.committed_txns() {
-                self.b
-                    .edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
+                self.edge(2 * t, 2 * t + 1, Label::plain(Dep::Internal, Why::Order));
             }
         }
         if orders.sessions {
@@ -381,7 +429,7 @@ pub fn map_edge(model: Model, from: u32, to: u32, dep: Dep) -> (u32, u32) {
 }
 
 /// wr edges: from each committed writer to each committed reader.
-pub(crate) fn add_wr_edges(ix: &Index, e: &mut Edges) {
+pub(crate) fn add_wr_edges<L: EdgeLabel>(ix: &Index, e: &mut Edges<L>) {
     for r in ix.committed_txns() {
         for rd in ix.reads(r) {
             if rd.writer != INIT && ix.committed[rd.writer as usize] {
@@ -405,7 +453,7 @@ pub(crate) fn add_wr_edges(ix: &Index, e: &mut Edges) {
 const PARALLEL_BUILD: usize = 50_000;
 
 /// rw and ww edges of committed transactions.
-fn add_rw_ww_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
+fn add_rw_ww_edges<L: EdgeLabel>(ix: &Index, vo: &VersionOrder, e: &mut Edges<L>) {
     for r in ix.committed_txns() {
         for rd in ix.reads(r) {
             if rd.writer != INIT && !ix.committed[rd.writer as usize] {
@@ -458,7 +506,7 @@ fn add_rw_ww_edges(ix: &Index, vo: &VersionOrder, e: &mut Edges) {
 /// gets no events at all: serializability never requires the serial order
 /// to be the commit order; the timestamps only fix each key's version order
 /// ([`crate::decide::blackbox::general::timestamp_chains`]).
-fn add_timestamps(ix: &Index, e: &mut Edges) {
+fn add_timestamps<L: EdgeLabel>(ix: &Index, e: &mut Edges<L>) {
     if e.model != Model::Si {
         return;
     }
@@ -484,16 +532,16 @@ fn add_timestamps(ix: &Index, e: &mut Edges) {
         let group = (events[i].0, events[i].1);
         let node = e.b.add_node();
         if let Some(p) = prev {
-            e.b.edge(p, node, label);
+            e.edge(p, node, label);
         }
         while i < events.len() && (events[i].0, events[i].1) == group {
             let v = events[i].2;
             // The event comes after the previous group and before this
             // group's node, which precedes every later group.
             if let Some(p) = prev {
-                e.b.edge(p, v, label);
+                e.edge(p, v, label);
             }
-            e.b.edge(v, node, label);
+            e.edge(v, node, label);
             i += 1;
         }
         prev = Some(node);
@@ -504,7 +552,7 @@ fn add_timestamps(ix: &Index, e: &mut Edges) {
 /// transaction: an unknown outcome has no known end), through a chain of
 /// time nodes: `T → A[rank of T.end]`, `A[i] → A[i+1]`, and
 /// `A[last end before S.start] → S`.
-fn add_realtime(ix: &Index, e: &mut Edges) {
+fn add_realtime<L: EdgeLabel>(ix: &Index, e: &mut Edges<L>) {
     let h = ix.history;
     let mut ends: Vec<(u64, u32)> = ix
         .committed_txns()
@@ -525,9 +573,9 @@ fn add_realtime(ix: &Index, e: &mut Edges) {
     let chain = Label::plain(Dep::RtChain, Why::Order);
     for (i, &(_, t)) in ends.iter().enumerate() {
         let from = e.node(t, true);
-        e.b.edge(from, base + i as u32, label);
+        e.edge(from, base + i as u32, label);
         if i + 1 < ends.len() {
-            e.b.edge(base + i as u32, base + i as u32 + 1, chain);
+            e.edge(base + i as u32, base + i as u32 + 1, chain);
         }
     }
     for s in ix.committed_txns() {
@@ -537,7 +585,7 @@ fn add_realtime(ix: &Index, e: &mut Edges) {
         let j = ends.partition_point(|&(end, _)| end < start);
         if j > 0 {
             let to = e.node(s, false);
-            e.b.edge(base + (j - 1) as u32, to, label);
+            e.edge(base + (j - 1) as u32, to, label);
         }
     }
 }
