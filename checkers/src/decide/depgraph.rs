@@ -114,10 +114,34 @@ impl EdgeLabel for () {
 /// version, `w = INIT`) is `s`'s.
 #[derive(Default, Clone)]
 pub struct VersionOrder {
+    /// Made by [`VersionOrder::by_txn`]: the first two links out of each
+    /// transaction's versions, found by its id instead of by hashing (a
+    /// mini-transaction writes at most two keys). Empty otherwise.
+    slots: Vec<[Slot; 2]>,
+    /// The links no slot holds: out of the initial versions, out of a
+    /// transaction's third key and on, and every link of an order made by
+    /// [`VersionOrder::new`].
     next: FxHashMap<(u32, u32), (u32, Why)>,
     /// Versions with two competing successors: no rw edge is drawn from
     /// their readers, because which successor is immediate is unknown.
     ambiguous: FxHashMap<(u32, u32), ()>,
+}
+
+/// One link of [`VersionOrder::slots`]: the version of `key` after its
+/// transaction's is `after`'s.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: u32,
+    after: u32,
+    why: Why,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        key: u32::MAX,
+        after: 0,
+        why: Why::Rmw,
+    };
 }
 
 impl VersionOrder {
@@ -126,17 +150,49 @@ impl VersionOrder {
         VersionOrder::default()
     }
 
+    /// An empty order over `txns` transactions whose links are mostly out
+    /// of transactions' versions: a hash table of a million links misses
+    /// the cache on every step, a slot by transaction id rarely does.
+    pub fn by_txn(txns: usize) -> VersionOrder {
+        VersionOrder {
+            slots: vec![[Slot::EMPTY; 2]; txns],
+            ..VersionOrder::default()
+        }
+    }
+
+    /// The link out of `(key, before)` and where it is.
+    fn find(&self, key: u32, before: u32) -> Option<(u32, Why)> {
+        if let Some(slots) = self.slots.get(before as usize) {
+            if let Some(s) = slots.iter().find(|s| s.key == key) {
+                return Some((s.after, s.why));
+            }
+            // A full pair sends the rest to the table; a free slot means
+            // the table has no link of this version either.
+            if slots[1].key == u32::MAX {
+                return None;
+            }
+        }
+        self.next.get(&(key, before)).copied()
+    }
+
     /// Records that `after` installed the version right after `before`'s.
     /// Returns the competing successor if one was already recorded.
     pub fn link(&mut self, key: u32, before: u32, after: u32, why: Why) -> Option<u32> {
-        match self.next.get(&(key, before)) {
-            Some(&(other, _)) if other != after => {
+        match self.find(key, before) {
+            Some((other, _)) if other != after => {
                 self.ambiguous.insert((key, before), ());
                 Some(other)
             }
             Some(_) => None,
             None => {
-                self.next.insert((key, before), (after, why));
+                let new = Slot { key, after, why };
+                match self.slots.get_mut(before as usize) {
+                    Some([a, _]) if a.key == u32::MAX => *a = new,
+                    Some([_, b]) if b.key == u32::MAX => *b = new,
+                    _ => {
+                        self.next.insert((key, before), (after, why));
+                    }
+                }
                 None
             }
         }
@@ -144,16 +200,22 @@ impl VersionOrder {
 
     /// The writer of the version after `before`'s, when known for sure.
     pub fn next(&self, key: u32, before: u32) -> Option<(u32, Why)> {
-        if self.ambiguous.contains_key(&(key, before)) {
+        if !self.ambiguous.is_empty() && self.ambiguous.contains_key(&(key, before)) {
             return None;
         }
-        self.next.get(&(key, before)).copied()
+        self.find(key, before)
     }
 
     /// Every recorded link (key, before, after, why), ambiguous ones included
     /// (each is still a forced ww edge).
     pub fn links(&self) -> impl Iterator<Item = (u32, u32, u32, Why)> + '_ {
-        self.next.iter().map(|(&(k, b), &(a, w))| (k, b, a, w))
+        let slotted = self.slots.iter().enumerate().flat_map(|(t, pair)| {
+            pair.iter()
+                .filter(|s| s.key != u32::MAX)
+                .map(move |s| (s.key, t as u32, s.after, s.why))
+        });
+        let hashed = self.next.iter().map(|(&(k, b), &(a, w))| (k, b, a, w));
+        slotted.chain(hashed)
     }
 }
 
@@ -586,6 +648,48 @@ fn add_realtime<L: EdgeLabel>(ix: &Index, e: &mut Edges<L>) {
         if j > 0 {
             let to = e.node(s, false);
             e.edge(base + (j - 1) as u32, to, label);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_order_by_transaction_answers_as_the_hashed_one() {
+        // Random links among 12 transactions and 4 keys, the initial
+        // version included: third keys of one transaction overflow its
+        // two slots into the table.
+        let mut x = 0x2545_f491_u32;
+        let mut next = |m: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % m
+        };
+        for round in 0..300 {
+            let (mut hashed, mut slotted) = (VersionOrder::new(), VersionOrder::by_txn(12));
+            for _ in 0..next(40) {
+                let before = if next(5) == 0 { INIT } else { next(12) };
+                let (key, after) = (next(4), next(12));
+                let why = if next(2) == 0 { Why::Rmw } else { Why::Chosen };
+                assert_eq!(
+                    hashed.link(key, before, after, why),
+                    slotted.link(key, before, after, why),
+                    "round {round}"
+                );
+            }
+            for key in 0..4 {
+                for before in (0..12).chain([INIT]) {
+                    assert_eq!(hashed.next(key, before), slotted.next(key, before));
+                }
+            }
+            let mut a: Vec<_> = hashed.links().map(|(k, b, t, _)| (k, b, t)).collect();
+            let mut b: Vec<_> = slotted.links().map(|(k, b, t, _)| (k, b, t)).collect();
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "round {round}");
         }
     }
 }

@@ -67,7 +67,7 @@ fn find_not_mini(ix: &Index) -> Option<String> {
 /// right after the version it read. Competing successors are returned as
 /// divergences.
 pub fn version_order(ix: &Index) -> (VersionOrder, Vec<Divergence>) {
-    let mut vo = VersionOrder::new();
+    let mut vo = VersionOrder::by_txn(ix.len());
     let mut div = Vec::new();
     for t in ix.committed_txns() {
         for w in ix.writes(t) {
