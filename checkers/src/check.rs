@@ -414,7 +414,7 @@ fn names(levels: &[Level]) -> String {
 }
 
 fn stats(ix: &Index) -> HistoryStats {
-    let (ok, fail, info) = ix.history.status_counts();
+    let (ok, fail, info) = ix.statuses;
     HistoryStats {
         txns: ix.len(),
         ok,

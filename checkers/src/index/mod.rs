@@ -89,6 +89,12 @@ pub struct Index<'h> {
     pub findings: Vec<Finding>,
     /// Committed transactions of each session, in session order.
     pub sessions: Vec<Vec<u32>>,
+    /// Each transaction's session slot, from pass 1 until the sessions
+    /// are listed.
+    session_of: Vec<u32>,
+    /// How many transactions are `ok`, `fail` and `info`, counted by the
+    /// first pass rather than by a scan of their own.
+    pub statuses: (usize, usize, usize),
     /// Number of `info` transactions found to have committed.
     pub info_committed: usize,
     /// Total number of ops.
@@ -116,13 +122,15 @@ impl<'h> Index<'h> {
             key_ids: FxHashMap::default(),
             small_keys: Vec::new(),
             writer: Writers::default(),
-            committed: vec![false; n],
+            committed: Vec::new(),
             reads: Vec::new(),
             read_start: Vec::with_capacity(n + 1),
             writes: Vec::new(),
             write_start: Vec::with_capacity(n + 1),
             findings: Vec::new(),
             sessions: Vec::new(),
+            session_of: Vec::new(),
+            statuses: (0, 0, 0),
             info_committed: 0,
             ops: 0,
             lists: false,
@@ -131,7 +139,31 @@ impl<'h> Index<'h> {
             duplicated: Default::default(),
         };
         let mut dup: Vec<Finding> = Vec::new();
-        ix.index_writes(&mut dup);
+        // Pass 1: the writes here, the census on the other core.
+        let two =
+            n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let c = if two {
+            std::thread::scope(|s| {
+                let counting = std::thread::Builder::new()
+                    .name("census".into())
+                    .spawn_scoped(s, || Census::of(history))
+                    .expect("cannot start an indexing thread");
+                ix.index_writes(&mut dup);
+                counting
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+        } else {
+            ix.index_writes(&mut dup);
+            Census::of(history)
+        };
+        ix.not_mini_shaped = c.not_mini_shaped;
+        ix.ops = c.ops;
+        ix.statuses = c.statuses;
+        ix.committed = c.committed;
+        ix.session_of = c.session_of;
+        ix.sessions = vec![Vec::new(); c.sessions as usize];
+        ix.lists = c.lists;
         for f in &dup {
             if let Some((_, v)) = history.txns[f.txn as usize].ops[f.op as usize].written() {
                 ix.duplicated.insert((f.key, v));
@@ -262,17 +294,10 @@ impl<'h> Index<'h> {
         // are those a pass of writes, then a pass of reads, would give.
         let mut read_keys: Vec<&Key> = Vec::new();
         let mut small_read: Vec<bool> = Vec::new();
-        for (t, txn) in h.txns.iter().enumerate() {
-            if shape(txn).is_some() {
-                self.not_mini_shaped.push(t as u32);
-            }
-            self.ops += txn.ops.len();
+        for txn in &h.txns {
             let from = wkeys.len();
             let reads_count = txn.status != Status::Info;
             for op in &txn.ops {
-                if matches!(op, Op::ReadList { .. }) {
-                    self.lists = true;
-                }
                 if reads_count {
                     let mut read = |k| match small(k) {
                         Some(i) => {
@@ -301,9 +326,6 @@ impl<'h> Index<'h> {
                     }
                 }
                 let Some((k, v)) = op.written() else { continue };
-                if matches!(op, Op::Append { .. }) {
-                    self.lists = true;
-                }
                 let k = self.intern(k);
                 counts[(k & 1) as usize] += 1;
                 wkeys.push(k);
@@ -689,13 +711,12 @@ impl<'h> Index<'h> {
     /// read from (to a fixpoint: an observed info transaction's reads count).
     fn resolve_committed(&mut self) {
         let h = self.history;
-        let mut stack: Vec<u32> = Vec::new();
-        for (t, txn) in h.txns.iter().enumerate() {
-            if txn.status == Status::Ok {
-                self.committed[t] = true;
-                stack.push(t as u32);
-            }
+        // Pass 1 marked the `ok` ones; without `info` transactions that is
+        // all there is to it.
+        if self.statuses.2 == 0 {
+            return;
         }
+        let mut stack: Vec<u32> = self.committed_txns().collect();
         // Every element of a list an `ok` transaction read was appended by
         // a transaction that committed, not only the last one.
         let mut found: Vec<u32> = Vec::new();
@@ -747,22 +768,108 @@ impl<'h> Index<'h> {
         }
     }
 
+    /// Each session's committed transactions, from the session slots pass 1
+    /// gave (a scan of 4 bytes a transaction, not of the history).
     fn index_sessions(&mut self) {
-        let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
-        for (t, txn) in self.history.txns.iter().enumerate() {
-            let s = *ids.entry(txn.session).or_insert_with(|| {
-                self.sessions.push(Vec::new());
-                self.sessions.len() - 1
-            });
+        for (t, &s) in self.session_of.iter().enumerate() {
             if self.committed[t] {
-                self.sessions[s].push(t as u32);
+                self.sessions[s as usize].push(t as u32);
             }
         }
+        self.session_of = Vec::new();
     }
 
     /// Number of distinct sessions.
     pub fn session_count(&self) -> usize {
         self.sessions.len()
+    }
+}
+
+/// What pass 1 learns of each transaction apart from its writes, on a
+/// core of its own while the writes are interned.
+struct Census {
+    /// The transactions that are not mini-transactions by their shape.
+    not_mini_shaped: Vec<u32>,
+    ops: usize,
+    statuses: (usize, usize, usize),
+    /// `ok` transactions (committed before `info` ones are resolved).
+    committed: Vec<bool>,
+    /// Each transaction's session slot, and how many slots.
+    session_of: Vec<u32>,
+    sessions: u32,
+    /// Whether any op is a list append or a list read.
+    lists: bool,
+}
+
+impl Census {
+    fn of(h: &History) -> Census {
+        let n = h.txns.len();
+        let mut c = Census {
+            not_mini_shaped: Vec::new(),
+            ops: 0,
+            statuses: (0, 0, 0),
+            committed: vec![false; n],
+            session_of: Vec::with_capacity(n),
+            sessions: 0,
+            lists: false,
+        };
+        let mut sessions = SessionIds::default();
+        for (t, txn) in h.txns.iter().enumerate() {
+            if shape(txn).is_some() {
+                c.not_mini_shaped.push(t as u32);
+            }
+            c.ops += txn.ops.len();
+            match txn.status {
+                Status::Ok => {
+                    c.statuses.0 += 1;
+                    c.committed[t] = true;
+                }
+                Status::Fail => c.statuses.1 += 1,
+                Status::Info => c.statuses.2 += 1,
+            }
+            c.session_of.push(sessions.slot(txn.session));
+            c.lists = c.lists
+                || txn
+                    .ops
+                    .iter()
+                    .any(|op| matches!(op, Op::ReadList { .. } | Op::Append { .. }));
+        }
+        c.sessions = sessions.count;
+        c
+    }
+}
+
+/// Dense slots for session ids, in order of first appearance: small ids
+/// (the harness numbers its clients from 0) through a vector, others
+/// hashed.
+#[derive(Default)]
+struct SessionIds {
+    small: Vec<u32>,
+    other: FxHashMap<u64, u32>,
+    count: u32,
+}
+
+impl SessionIds {
+    const SMALL: u64 = 1 << 16;
+
+    fn slot(&mut self, session: u64) -> u32 {
+        let fresh = self.count;
+        let s = if session < Self::SMALL {
+            let i = session as usize;
+            if i >= self.small.len() {
+                self.small.resize(i + 1, u32::MAX);
+            }
+            if self.small[i] == u32::MAX {
+                self.small[i] = fresh;
+            }
+            self.small[i]
+        } else {
+            *self.other.entry(session).or_insert(fresh)
+        };
+        if s == fresh {
+            self.count += 1;
+        }
+        s
     }
 }
 
