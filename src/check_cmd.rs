@@ -237,17 +237,25 @@ fn check_read(
 
 /// Prints a verdict as text (with its counterexamples) or JSON.
 fn print_report(args: &CheckArgs, report: &checkers::Report) -> Result<()> {
-    let text = if args.json {
-        crate::json_layout::to_string(report)? + "\n"
-    } else {
-        let mut s = report.summary();
-        for a in &report.anomalies {
-            s.push('\n');
-            s.push_str(&a.to_string());
+    if args.json {
+        // Written as it is laid out (a certificate can be tens of MB). As
+        // with `print_out`, a closed output (`| head`) is not an error.
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        match crate::json_layout::to_writer(&mut out, report) {
+            Err(e) if !e.is_io() => return Err(e.into()),
+            _ => {
+                let _ = out.write_all(b"\n").and_then(|()| out.flush());
+            }
         }
-        s
-    };
-    print_out(&text);
+        return Ok(());
+    }
+    let mut s = report.summary();
+    for a in &report.anomalies {
+        s.push('\n');
+        s.push_str(&a.to_string());
+    }
+    print_out(&s);
     Ok(())
 }
 

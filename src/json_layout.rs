@@ -14,10 +14,17 @@ use std::io::{self, Write};
 /// `value` as JSON text in this layout (without a final newline).
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::with_capacity(256);
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, Layout::default());
-    value.serialize(&mut ser)?;
+    to_writer(&mut out, value)?;
     // serde_json writes UTF-8 only.
     Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// `value` written as JSON text in this layout (without a final newline):
+/// a certificate of tens of megabytes goes out as it is laid out, never
+/// held whole.
+pub fn to_writer<W: Write, T: Serialize + ?Sized>(out: W, value: &T) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, Layout::default());
+    value.serialize(&mut ser)
 }
 
 /// One open array or object.

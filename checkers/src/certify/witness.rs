@@ -335,18 +335,27 @@ pub(super) fn verify_schedule(
             cpos[tu] = i as u32;
         }
     }
-    for t in 0..n {
+    // One scan of the history for what three scans would report first: a
+    // begin without a commit or a failed transaction included, else the
+    // first `ok` transaction left out (`check_all_ok_present`).
+    let mut missing = None;
+    for (t, txn) in h.txns.iter().enumerate() {
         if bpos[t] != NONE && cpos[t] == NONE {
             return Err(CertError::BadEvents {
                 txn: t as u32,
                 why: "begins but never commits",
             });
         }
-        if cpos[t] != NONE && h.txns[t].status == Status::Fail {
+        if cpos[t] != NONE && txn.status == Status::Fail {
             return Err(CertError::FailIncluded(t as u32));
         }
+        if missing.is_none() && cpos[t] == NONE && txn.status == Status::Ok {
+            missing = Some(CertError::MissingOk(t as u32));
+        }
     }
-    check_all_ok_present(h, &cpos)?;
+    if let Some(e) = missing {
+        return Err(e);
+    }
     replay_shares(events.len(), |share| {
         replay_schedule(h, events, &bpos, share)
     })?;
