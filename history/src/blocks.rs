@@ -1,13 +1,14 @@
-//! Streaming line-oriented input in blocks of whole lines, each parsed on
-//! both cores: the importers of line formats (JSONL, the `r(k,v,s,t)`
-//! text, AWDIT's format) read at disk speed without ever holding the whole
-//! file beside the model they build.
+//! Streaming line-oriented input in blocks of whole lines, parsed on both
+//! cores: the importers of line formats (JSONL, the `r(k,v,s,t)` text,
+//! AWDIT's format) read at disk speed without ever holding the whole file
+//! beside the model they build.
 //!
-//! A block is a few megabytes of whole lines. It is cut in two at a line
-//! boundary; the halves are parsed on two threads into per-line results,
-//! which are then handed on in file order, so what is built from them (and
+//! A block is a few megabytes of whole lines. Two worker threads each take
+//! the next block read and parse it into per-line results, which the
+//! reading thread hands on in file order, so what is built from them (and
 //! the first error reported) is exactly what a one-line-at-a-time reader
-//! gives.
+//! gives. No step waits for the slower of two halves: a few blocks are
+//! read ahead, and a worker that is done takes the next.
 
 use std::io::{self, Read};
 
@@ -64,30 +65,45 @@ impl<'a> Chunk<'a> {
     }
 }
 
-/// Splits `bytes` (whole lines) into two runs of whole lines near its
-/// middle.
-fn halves(bytes: &[u8]) -> (&[u8], &[u8]) {
-    let mid = bytes.len() / 2;
-    match memchr::memchr(b'\n', &bytes[mid..]) {
-        Some(i) => bytes.split_at(mid + i + 1),
-        None => (bytes, &[]),
-    }
-}
-
 /// True when two threads are worth starting.
 fn two_cores() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
-/// Reads `input` block by block; each block's two halves go through `parse`
-/// (on two threads when there are two cores), and `take` receives the
+/// Blocks read ahead of the one whose results are taken next: two being
+/// parsed, and room for one more, so neither worker waits on the other.
+const IN_FLIGHT: usize = 4;
+
+/// A block on its way to a worker: the whole lines of `buf`.
+struct Job {
+    seq: usize,
+    buf: Vec<u8>,
+    first_line: usize,
+    offset: u64,
+    at_end: bool,
+}
+
+impl Job {
+    fn chunk(&self) -> Chunk<'_> {
+        Chunk {
+            bytes: &self.buf,
+            first_line: self.first_line,
+            offset: self.offset,
+            at_end: self.at_end,
+        }
+    }
+}
+
+/// Reads `input` block by block; each block goes through `parse` (on two
+/// worker threads when there are two cores), and `take` receives the
 /// results in file order. `take` returns false to stop reading (a history
 /// cut short). `on_bytes` is told the size of each read, for progress.
 ///
-/// The stages overlap: while one block is parsed, this thread hands on the
-/// previous block's results and reads the next block, so neither the reads
-/// nor `take` leave a core idle. The results are still taken in file order,
-/// and an input error is reported after the results read before it.
+/// The stages overlap without a step in lockstep: this thread reads blocks
+/// ahead (up to [`IN_FLIGHT`]) and hands on results as they come back in
+/// order, while the workers each parse whichever block is next. The
+/// results are still taken in file order, and an input error is reported
+/// after the results read before it.
 pub(crate) fn for_each_block<R, T, P, F>(
     mut input: R,
     on_bytes: &dyn Fn(u64),
@@ -100,86 +116,131 @@ where
     P: Fn(Chunk<'_>) -> T + Sync,
     F: FnMut(T) -> bool,
 {
-    let threads = two_cores();
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + (1 << 16));
-    let mut next: Vec<u8> = Vec::with_capacity(BLOCK + (1 << 16));
-    let mut first_line = 1usize;
-    let mut offset = 0u64;
-    let mut eof = false;
-    // The previous block's results, not yet taken.
-    let mut pending: Option<(T, T)> = None;
-    // Read the first block.
-    let mut end = read_block(&mut input, &mut buf, &mut eof, on_bytes)?;
-    loop {
-        if end == 0 {
-            if let Some((ra, rb)) = pending.take() {
-                let _ = take(ra) && take(rb);
-            }
-            return Ok(());
-        }
-        let block = &buf[..end];
-        let (a, b) = halves(block);
-        let b_first = first_line + memchr::memchr_iter(b'\n', a).count();
-        let chunk_a = Chunk {
-            bytes: a,
-            first_line,
-            offset,
-            at_end: eof && b.is_empty(),
-        };
-        let chunk_b = Chunk {
-            bytes: b,
-            first_line: b_first,
-            offset: offset + a.len() as u64,
-            at_end: eof,
-        };
-        // The partial line after the block starts the next one.
-        next.clear();
-        next.extend_from_slice(&buf[end..]);
-        let last = eof;
-        let (results, went_on, read) = if threads {
-            std::thread::scope(|s| {
-                let ha = s.spawn(|| parse(chunk_a));
-                let hb = s.spawn(|| parse(chunk_b));
-                // Meanwhile: the previous results, then the next block.
-                let went_on = pending.take().is_none_or(|(ra, rb)| take(ra) && take(rb));
-                let read = (went_on && !last)
-                    .then(|| read_block(&mut input, &mut next, &mut eof, on_bytes));
-                let ra = ha.join().expect("a parsing thread panicked");
-                let rb = hb.join().expect("a parsing thread panicked");
-                ((ra, rb), went_on, read)
-            })
-        } else {
-            let went_on = pending.take().is_none_or(|(ra, rb)| take(ra) && take(rb));
-            let results = (parse(chunk_a), parse(chunk_b));
-            let read =
-                (went_on && !last).then(|| read_block(&mut input, &mut next, &mut eof, on_bytes));
-            (results, went_on, read)
-        };
-        let (ra, rb) = results;
-        match read {
-            _ if !went_on => return Ok(()),
-            None => {
-                // The last block.
-                let _ = take(ra) && take(rb);
+    let mut reader = Blocks {
+        carry: Vec::with_capacity(BLOCK + (1 << 16)),
+        spare: Vec::new(),
+        first_line: 1,
+        offset: 0,
+        eof: false,
+        seq: 0,
+    };
+    if !two_cores() {
+        while let Some(job) = reader.next(&mut input, on_bytes)? {
+            if !take(parse(job.chunk())) {
                 return Ok(());
             }
-            Some(Err(err)) => {
-                // What was read before the error is taken first, and an
-                // error in it is the one reported.
-                return if take(ra) && take(rb) {
-                    Err(err)
-                } else {
-                    Ok(())
-                };
+        }
+        return Ok(());
+    }
+    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(IN_FLIGHT);
+    let queue = std::sync::Mutex::new(queue);
+    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<T>, Vec<u8>)>();
+    let (queue, parse) = (&queue, &parse);
+    std::thread::scope(move |s| {
+        for _ in 0..2 {
+            let done = done.clone();
+            std::thread::Builder::new()
+                .name("parse".into())
+                .spawn_scoped(s, move || loop {
+                    let job = match queue.lock() {
+                        Ok(q) => q.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    // A panic goes to the reader, which raises it.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        parse(job.chunk())
+                    }));
+                    if done.send((job.seq, r, job.buf)).is_err() {
+                        return;
+                    }
+                })
+                .expect("cannot start a parsing thread");
+        }
+        drop(done);
+        // Results that came back before their turn, by sequence number.
+        let mut early: std::collections::VecDeque<Option<T>> = Default::default();
+        let (mut sent, mut taken) = (0usize, 0usize);
+        let mut failed: Option<io::Error> = None;
+        loop {
+            while failed.is_none() && !reader.eof && sent - taken < IN_FLIGHT {
+                match reader.next(&mut input, on_bytes) {
+                    Ok(Some(job)) => {
+                        sent += 1;
+                        // The workers live while `jobs` does.
+                        let _ = jobs.send(job);
+                    }
+                    Ok(None) => break,
+                    Err(e) => failed = Some(e),
+                }
             }
-            Some(Ok(e)) => {
-                pending = Some((ra, rb));
-                first_line = b_first + memchr::memchr_iter(b'\n', b).count();
-                offset += end as u64;
-                end = e;
-                std::mem::swap(&mut buf, &mut next);
+            if taken == sent {
+                break;
+            }
+            // The next result in file order.
+            while early.front().is_none_or(|r| r.is_none()) {
+                let (seq, r, buf) = results
+                    .recv()
+                    .expect("the parsing threads outlive the reader");
+                let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                reader.spare.push(buf);
+                let i = seq - taken;
+                if early.len() <= i {
+                    early.resize_with(i + 1, || None);
+                }
+                early[i] = Some(r);
+            }
+            let r = early.pop_front().flatten().expect("the next result");
+            taken += 1;
+            if !take(r) {
+                return Ok(());
             }
         }
+        failed.map_or(Ok(()), Err)
+    })
+}
+
+/// The blocks of an input, read one after another: each is the whole
+/// lines read so far, and the partial line after them starts the next.
+struct Blocks {
+    /// The partial line that starts the next block.
+    carry: Vec<u8>,
+    /// Buffers the workers are done with.
+    spare: Vec<Vec<u8>>,
+    first_line: usize,
+    offset: u64,
+    eof: bool,
+    seq: usize,
+}
+
+impl Blocks {
+    /// The next block, or `None` at the end of the input.
+    fn next<R: Read>(&mut self, input: &mut R, on_bytes: &dyn Fn(u64)) -> io::Result<Option<Job>> {
+        if self.eof && self.carry.is_empty() {
+            return Ok(None);
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        let end = read_block(input, &mut buf, &mut self.eof, on_bytes)?;
+        let mut carry = self.spare.pop().unwrap_or_default();
+        carry.clear();
+        carry.extend_from_slice(&buf[end..]);
+        buf.truncate(end);
+        self.carry = carry;
+        if end == 0 {
+            self.spare.push(buf);
+            return Ok(None);
+        }
+        let job = Job {
+            seq: self.seq,
+            first_line: self.first_line,
+            offset: self.offset,
+            at_end: self.eof,
+            buf,
+        };
+        self.seq += 1;
+        self.first_line += memchr::memchr_iter(b'\n', &job.buf).count();
+        self.offset += end as u64;
+        Ok(Some(job))
     }
 }
 
@@ -286,6 +347,81 @@ mod tests {
             ]
         );
         assert!(lines_of(b"").is_empty());
+    }
+
+    /// Lines of many blocks' worth.
+    fn many_blocks() -> String {
+        (0..3 * BLOCK / 10).map(|i| format!("{:09}\n", i)).collect()
+    }
+
+    #[test]
+    fn take_stops_the_reading() {
+        let text = many_blocks();
+        let mut calls = 0;
+        let r = for_each_block(
+            text.as_bytes(),
+            &|_| {},
+            |c| c.first_line,
+            |_| {
+                calls += 1;
+                calls < 2
+            },
+        );
+        assert!(r.is_ok());
+        assert_eq!(calls, 2, "no result is taken after take said stop");
+    }
+
+    #[test]
+    fn an_input_error_comes_after_the_lines_read_before_it() {
+        /// Gives `ok` bytes of `text`, then an error.
+        struct Failing<'a>(&'a [u8], usize);
+        impl Read for Failing<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.1 == 0 {
+                    return Err(io::Error::other("disk on fire"));
+                }
+                let n = buf.len().min(self.1).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                self.1 -= n;
+                Ok(n)
+            }
+        }
+        let text = many_blocks();
+        // Two and a half blocks, then the error.
+        let ok = 2 * BLOCK + BLOCK / 2;
+        let mut lines = 0;
+        let r = for_each_block(
+            Failing(text.as_bytes(), ok),
+            &|_| {},
+            |c| c.lines().count(),
+            |n| {
+                lines += n;
+                true
+            },
+        );
+        assert_eq!(r.unwrap_err().to_string(), "disk on fire");
+        // Every whole line of the whole blocks read before it was taken.
+        assert!(
+            lines + 2 >= 2 * BLOCK / 10 && lines <= ok / 10,
+            "{lines} lines"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "a parser's bug")]
+    fn a_panic_while_parsing_reaches_the_reader() {
+        let text = many_blocks();
+        let _ = for_each_block(
+            text.as_bytes(),
+            &|_| {},
+            |c| {
+                if c.first_line > 1 {
+                    panic!("a parser's bug");
+                }
+            },
+            |()| true,
+        );
     }
 
     #[test]

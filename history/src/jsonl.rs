@@ -440,12 +440,23 @@ enum Parsed {
 /// Parses the lines of one block (on a thread of its own), as
 /// [`JsonlReader`] would: the fast path for ordinary transaction lines,
 /// the general parser for everything else. Stops at the first error.
-fn parse_chunk(chunk: crate::blocks::Chunk<'_>, kept: Kept) -> (usize, Vec<(usize, Parsed)>) {
-    (chunk.bytes.len(), parse_lines(chunk, kept))
+fn parse_chunk(
+    chunk: crate::blocks::Chunk<'_>,
+    kept: Kept,
+    out: Vec<(usize, Parsed)>,
+) -> (usize, Vec<(usize, Parsed)>) {
+    (chunk.bytes.len(), parse_lines(chunk, kept, out))
 }
 
-fn parse_lines(chunk: crate::blocks::Chunk<'_>, kept: Kept) -> Vec<(usize, Parsed)> {
-    let mut out = Vec::with_capacity(chunk.bytes.len() / 128);
+/// The lines of `chunk`, parsed into `out` (emptied first: a vector an
+/// earlier block used, whose memory is already the process's).
+fn parse_lines(
+    chunk: crate::blocks::Chunk<'_>,
+    kept: Kept,
+    mut out: Vec<(usize, Parsed)>,
+) -> Vec<(usize, Parsed)> {
+    out.clear();
+    out.reserve(chunk.bytes.len() / 128);
     for (no, bytes, cut) in chunk.lines() {
         let mut bytes = bytes;
         while let [rest @ .., b'\r'] = bytes {
@@ -584,8 +595,18 @@ fn read_jsonl_counting<R: Read>(
         lines: Vec::new(),
     };
     let mut failed: Option<ParseError> = None;
-    let parse = move |chunk: crate::blocks::Chunk<'_>| parse_chunk(chunk, kept);
-    crate::blocks::for_each_block(input, on_bytes, parse, |(bytes, items)| {
+    // Each block's results go into a vector an earlier block's went into:
+    // a fresh one for every block is memory faulted in again and again.
+    let spare: std::sync::Mutex<Vec<Vec<(usize, Parsed)>>> = Default::default();
+    let parse = |chunk: crate::blocks::Chunk<'_>| {
+        let out = spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        parse_chunk(chunk, kept, out)
+    };
+    crate::blocks::for_each_block(input, on_bytes, parse, |(bytes, mut items)| {
         // Room for all the transactions at once, guessed from the first
         // block's lines per byte: growing a vector of a million
         // transactions by doubling copies it over and over.
@@ -594,7 +615,7 @@ fn read_jsonl_counting<R: Read>(
             b.h.txns.reserve(guess as usize);
             b.lines.reserve(guess as usize);
         }
-        for (line, p) in items {
+        for (line, p) in items.drain(..) {
             let res = match p {
                 Parsed::Rec(rec) => b.take(line, rec),
                 Parsed::Err(msg) => Err(ParseError::at(path, line, msg)),
@@ -604,6 +625,9 @@ fn read_jsonl_counting<R: Read>(
                 failed = Some(e);
                 return false;
             }
+        }
+        if let Ok(mut s) = spare.lock() {
+            s.push(items);
         }
         true
     })
