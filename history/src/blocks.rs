@@ -10,7 +10,9 @@
 //! gives. No step waits for the slower of two halves: a few blocks are
 //! read ahead, and a worker that is done takes the next.
 
+use std::collections::VecDeque;
 use std::io::{self, Read};
+use std::sync::{Condvar, Mutex};
 
 /// Bytes read per block (the last line of a block runs on to its newline).
 const BLOCK: usize = 8 << 20;
@@ -132,34 +134,34 @@ where
         }
         return Ok(());
     }
-    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(IN_FLIGHT);
-    let queue = std::sync::Mutex::new(queue);
-    let (done, results) = std::sync::mpsc::channel::<(usize, std::thread::Result<T>, Vec<u8>)>();
-    let (queue, parse) = (&queue, &parse);
+    let shared = Shared {
+        state: Mutex::new(State {
+            jobs: VecDeque::new(),
+            closed: false,
+            results: Vec::new(),
+        }),
+        work: Condvar::new(),
+        done: Condvar::new(),
+    };
+    let (shared, parse) = (&shared, &parse);
     std::thread::scope(move |s| {
+        // However this ends (a stop, an error, a panic), the workers end.
+        let _close = Close(shared);
         for _ in 0..2 {
-            let done = done.clone();
             std::thread::Builder::new()
                 .name("parse".into())
-                .spawn_scoped(s, move || loop {
-                    let job = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(job) = job else { return };
-                    // A panic goes to the reader, which raises it.
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        parse(job.chunk())
-                    }));
-                    if done.send((job.seq, r, job.buf)).is_err() {
-                        return;
+                .spawn_scoped(s, move || {
+                    while let Some(job) = shared.next_job() {
+                        // A panic goes to the reader, which raises it.
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            parse(job.chunk())
+                        }));
+                        shared.lock().results.push((job.seq, r, job.buf));
+                        shared.done.notify_one();
                     }
                 })
                 .expect("cannot start a parsing thread");
         }
-        drop(done);
-        // Results that came back before their turn, by sequence number.
-        let mut early: std::collections::VecDeque<Option<T>> = Default::default();
         let (mut sent, mut taken) = (0usize, 0usize);
         let mut failed: Option<io::Error> = None;
         loop {
@@ -167,8 +169,8 @@ where
                 match reader.next(&mut input, on_bytes) {
                     Ok(Some(job)) => {
                         sent += 1;
-                        // The workers live while `jobs` does.
-                        let _ = jobs.send(job);
+                        shared.lock().jobs.push_back(job);
+                        shared.work.notify_one();
                     }
                     Ok(None) => break,
                     Err(e) => failed = Some(e),
@@ -178,26 +180,74 @@ where
                 break;
             }
             // The next result in file order.
-            while early.front().is_none_or(|r| r.is_none()) {
-                let (seq, r, buf) = results
-                    .recv()
-                    .expect("the parsing threads outlive the reader");
-                let r = r.unwrap_or_else(|p| std::panic::resume_unwind(p));
-                reader.spare.push(buf);
-                let i = seq - taken;
-                if early.len() <= i {
-                    early.resize_with(i + 1, || None);
-                }
-                early[i] = Some(r);
-            }
-            let r = early.pop_front().flatten().expect("the next result");
+            let (r, buf) = shared.result(taken);
+            reader.spare.push(buf);
             taken += 1;
-            if !take(r) {
+            if !take(r.unwrap_or_else(|p| std::panic::resume_unwind(p))) {
                 return Ok(());
             }
         }
         failed.map_or(Ok(()), Err)
     })
+}
+
+/// What the reading thread and the two workers share: blocks to parse,
+/// and results not yet taken (a few, in any order).
+struct Shared<T> {
+    state: Mutex<State<T>>,
+    /// A block to parse, or the end.
+    work: Condvar,
+    /// A result.
+    done: Condvar,
+}
+
+struct State<T> {
+    jobs: VecDeque<Job>,
+    closed: bool,
+    results: Vec<(usize, std::thread::Result<T>, Vec<u8>)>,
+}
+
+impl<T> Shared<T> {
+    /// The state; a panic elsewhere leaves it as it was, which is fine.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next block to parse; `None` once the reader is done.
+    fn next_job(&self) -> Option<Job> {
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return None;
+            }
+            if let Some(job) = st.jobs.pop_front() {
+                return Some(job);
+            }
+            st = self.work.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The result of block `seq` and its buffer, once a worker has it.
+    fn result(&self, seq: usize) -> (std::thread::Result<T>, Vec<u8>) {
+        let mut st = self.lock();
+        loop {
+            if let Some(i) = st.results.iter().position(|r| r.0 == seq) {
+                let (_, r, buf) = st.results.swap_remove(i);
+                return (r, buf);
+            }
+            st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Ends the workers when dropped.
+struct Close<'a, T>(&'a Shared<T>);
+
+impl<T> Drop for Close<'_, T> {
+    fn drop(&mut self) {
+        self.0.lock().closed = true;
+        self.0.work.notify_all();
+    }
 }
 
 /// The blocks of an input, read one after another: each is the whole
