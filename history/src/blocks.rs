@@ -73,7 +73,8 @@ fn two_cores() -> bool {
 }
 
 /// Blocks read ahead of the one whose results are taken next: two being
-/// parsed, and room for one more, so neither worker waits on the other.
+/// parsed and two waiting, so a worker that is done never waits for the
+/// reading thread.
 const IN_FLIGHT: usize = 4;
 
 /// A block on its way to a worker: the whole lines of `buf`.
@@ -107,6 +108,23 @@ impl Job {
 /// results are still taken in file order, and an input error is reported
 /// after the results read before it.
 pub(crate) fn for_each_block<R, T, P, F>(
+    input: R,
+    on_bytes: &dyn Fn(u64),
+    parse: P,
+    take: F,
+) -> io::Result<()>
+where
+    R: Read,
+    T: Send,
+    P: Fn(Chunk<'_>) -> T + Sync,
+    F: FnMut(T) -> bool,
+{
+    for_each_block_on(two_cores(), input, on_bytes, parse, take)
+}
+
+/// [`for_each_block`], on two workers or on this thread alone.
+fn for_each_block_on<R, T, P, F>(
+    workers: bool,
     mut input: R,
     on_bytes: &dyn Fn(u64),
     parse: P,
@@ -126,9 +144,11 @@ where
         eof: false,
         seq: 0,
     };
-    if !two_cores() {
+    if !workers {
         while let Some(job) = reader.next(&mut input, on_bytes)? {
-            if !take(parse(job.chunk())) {
+            let r = parse(job.chunk());
+            reader.spare.push(job.buf);
+            if !take(r) {
                 return Ok(());
             }
         }
@@ -353,9 +373,21 @@ fn fill<R: Read>(
 mod tests {
     use super::*;
 
+    /// Every line with its number and flag, as the workers hand them on;
+    /// the same as one thread gives.
     fn lines_of(input: &[u8]) -> Vec<(usize, Vec<u8>, bool)> {
+        let two = lines_on(true, input);
+        assert!(
+            two == lines_on(false, input),
+            "two workers and one thread differ"
+        );
+        two
+    }
+
+    fn lines_on(workers: bool, input: &[u8]) -> Vec<(usize, Vec<u8>, bool)> {
         let mut out = Vec::new();
-        for_each_block(
+        for_each_block_on(
+            workers,
             input,
             &|_| {},
             |c| {
@@ -407,18 +439,21 @@ mod tests {
     #[test]
     fn take_stops_the_reading() {
         let text = many_blocks();
-        let mut calls = 0;
-        let r = for_each_block(
-            text.as_bytes(),
-            &|_| {},
-            |c| c.first_line,
-            |_| {
-                calls += 1;
-                calls < 2
-            },
-        );
-        assert!(r.is_ok());
-        assert_eq!(calls, 2, "no result is taken after take said stop");
+        for workers in [true, false] {
+            let mut calls = 0;
+            let r = for_each_block_on(
+                workers,
+                text.as_bytes(),
+                &|_| {},
+                |c| c.first_line,
+                |_| {
+                    calls += 1;
+                    calls < 2
+                },
+            );
+            assert!(r.is_ok());
+            assert_eq!(calls, 2, "no result is taken after take said stop");
+        }
     }
 
     #[test]
@@ -440,22 +475,25 @@ mod tests {
         let text = many_blocks();
         // Two and a half blocks, then the error.
         let ok = 2 * BLOCK + BLOCK / 2;
-        let mut lines = 0;
-        let r = for_each_block(
-            Failing(text.as_bytes(), ok),
-            &|_| {},
-            |c| c.lines().count(),
-            |n| {
-                lines += n;
-                true
-            },
-        );
-        assert_eq!(r.unwrap_err().to_string(), "disk on fire");
-        // Every whole line of the whole blocks read before it was taken.
-        assert!(
-            lines + 2 >= 2 * BLOCK / 10 && lines <= ok / 10,
-            "{lines} lines"
-        );
+        for workers in [true, false] {
+            let mut lines = 0;
+            let r = for_each_block_on(
+                workers,
+                Failing(text.as_bytes(), ok),
+                &|_| {},
+                |c| c.lines().count(),
+                |n| {
+                    lines += n;
+                    true
+                },
+            );
+            assert_eq!(r.unwrap_err().to_string(), "disk on fire");
+            // Every whole line of the whole blocks read before it was taken.
+            assert!(
+                lines + 2 >= 2 * BLOCK / 10 && lines <= ok / 10,
+                "{lines} lines"
+            );
+        }
     }
 
     #[test]
