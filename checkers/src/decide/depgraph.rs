@@ -160,7 +160,7 @@ impl VersionOrder {
         }
     }
 
-    /// The link out of `(key, before)` and where it is.
+    /// The successor of `(key, before)` and why, from its slot or the table.
     fn find(&self, key: u32, before: u32) -> Option<(u32, Why)> {
         if let Some(slots) = self.slots.get(before as usize) {
             if let Some(s) = slots.iter().find(|s| s.key == key) {
