@@ -661,19 +661,22 @@ mod tests {
         // Random links among 12 transactions and 4 keys, the initial
         // version included: third keys of one transaction overflow its
         // two slots into the table.
-        let mut x = 0x2545_f491_u32;
-        let mut next = |m: u32| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x % m
-        };
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x2545);
         for round in 0..300 {
             let (mut hashed, mut slotted) = (VersionOrder::new(), VersionOrder::by_txn(12));
-            for _ in 0..next(40) {
-                let before = if next(5) == 0 { INIT } else { next(12) };
-                let (key, after) = (next(4), next(12));
-                let why = if next(2) == 0 { Why::Rmw } else { Why::Chosen };
+            for _ in 0..rng.random_range(0..40) {
+                let before = if rng.random_ratio(1, 5) {
+                    INIT
+                } else {
+                    rng.random_range(0..12)
+                };
+                let (key, after) = (rng.random_range(0..4), rng.random_range(0..12));
+                let why = if rng.random_bool(0.5) {
+                    Why::Rmw
+                } else {
+                    Why::Chosen
+                };
                 assert_eq!(
                     hashed.link(key, before, after, why),
                     slotted.link(key, before, after, why),
