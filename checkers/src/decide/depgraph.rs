@@ -250,6 +250,16 @@ pub enum Model {
     Si,
 }
 
+impl Model {
+    /// How many nodes `txns` transactions take; the time nodes come after.
+    pub fn txn_nodes(self, txns: usize) -> usize {
+        match self {
+            Model::Ser => txns,
+            Model::Si => 2 * txns,
+        }
+    }
+}
+
 /// A transaction-level edge of a cycle, after the structural nodes are
 /// dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,10 +295,7 @@ impl DepGraph {
         model: Model,
         orders: Orders,
     ) -> Option<Vec<u32>> {
-        let txn_nodes = match model {
-            Model::Ser => ix.len(),
-            Model::Si => 2 * ix.len(),
-        } as u32;
+        let txn_nodes = model.txn_nodes(ix.len()) as u32;
         edges_of::<()>(ix, vo, model, orders).topo_order_by_id(|v| v < txn_nodes)
     }
 
@@ -304,9 +311,9 @@ impl DepGraph {
     /// The transaction a node stands for, if it is not a time node.
     pub fn txn_of(&self, node: u32) -> Option<u32> {
         match self.model {
-            Model::Ser if (node as usize) < self.txns => Some(node),
-            Model::Si if (node as usize) < 2 * self.txns => Some(node / 2),
-            _ => None,
+            _ if node as usize >= self.model.txn_nodes(self.txns) => None,
+            Model::Ser => Some(node),
+            Model::Si => Some(node / 2),
         }
     }
 
@@ -424,11 +431,7 @@ pub(crate) struct Edges<'a, L = Label> {
 impl<'a, L: EdgeLabel> Edges<'a, L> {
     /// Wraps a builder, adding the transaction nodes if it has none yet.
     pub(crate) fn new(b: &'a mut GraphBuilder<L>, model: Model, txns: usize) -> Edges<'a, L> {
-        let want = match model {
-            Model::Ser => txns,
-            Model::Si => 2 * txns,
-        };
-        while b.node_count() < want {
+        while b.node_count() < model.txn_nodes(txns) {
             b.add_node();
         }
         Edges { b, model }
