@@ -107,7 +107,10 @@ struct ListKey {
 #[derive(Debug, Default)]
 pub(super) struct Lists {
     ids: FxHashMap<Key, u32>,
-    keys: FxHashMap<u32, ListKey>,
+    /// Boxed: the table then grows by a pointer a slot, not by a whole
+    /// key's state, when the lists held reach a new high (a table that
+    /// doubles rewrites every slot, so all of them are resident at once).
+    keys: FxHashMap<u32, Box<ListKey>>,
     next_id: u32,
     /// Appends of arrived writers that no read has shown:
     /// `value -> (key, writer, index, count)`.
@@ -238,7 +241,7 @@ impl Lists {
         self.ids.insert(key.clone(), id);
         self.keys.insert(
             id,
-            ListKey {
+            Box::new(ListKey {
                 key: key.clone(),
                 chain: Vec::new(),
                 tail: Vec::new(),
@@ -247,7 +250,7 @@ impl Lists {
                 pending: 0,
                 idle_since: 0,
                 closed: false,
-            },
+            }),
         );
         self.peak_held = self.peak_held.max(self.keys.len() as u64);
         Ok(id)

@@ -88,6 +88,9 @@ impl Default for StreamOptions {
     }
 }
 
+/// The most kept transactions a stream reserves room for up front.
+const MAX_ROOM: u64 = 1 << 20;
+
 /// What the stream says once the history has ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Streamed {
@@ -182,7 +185,12 @@ impl Stream {
             core: Core {
                 level,
                 opts,
-                graph: Retained::new(matches!(level, Level::Si | Level::StrongSessionSi)),
+                // A pass comes at least every `batch` arrivals, and
+                // retires what is older than the window.
+                graph: Retained::with_room(
+                    matches!(level, Level::Si | Level::StrongSessionSi),
+                    opts.window.saturating_add(opts.batch).min(MAX_ROOM) as usize,
+                ),
                 last: FxHashMap::default(),
                 seq: 0,
                 peak_kept: 0,

@@ -97,6 +97,23 @@ impl Retained {
         }
     }
 
+    /// The same with room for `txns` kept transactions, so that a stream
+    /// whose kept set stays under that never moves or grows its vectors:
+    /// its memory is then set by the window, not by the highest count a
+    /// long run happens to reach. The room is only reserved: pages are
+    /// resident once used.
+    pub fn with_room(si: bool, txns: usize) -> Retained {
+        let mut g = Retained::new(si);
+        let nodes = txns * g.per_txn as usize;
+        g.slots.reserve_exact(txns);
+        g.succ.reserve_exact(nodes);
+        g.free.reserve_exact(txns);
+        g.indeg.reserve_exact(nodes);
+        g.blocked.reserve_exact(nodes);
+        g.queue.reserve_exact(nodes);
+        g
+    }
+
     /// How many transactions are kept.
     pub fn kept(&self) -> usize {
         self.kept
