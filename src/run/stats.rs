@@ -521,19 +521,102 @@ const _: () = assert!((COMMIT_SPAN_NS as f64) < OUTAGE_MIN_S * 1e9);
 /// between the last commit of one second and the first of the next second
 /// that has one, so the longest gap, when it is long enough to be an
 /// outage, is found exactly from one pair of numbers a second.
+///
+/// A run of days would keep a pair for each of its seconds, so the oldest
+/// seconds are folded away once more than [`KEPT_SECONDS`] are held: of
+/// them stays the first and last commit and every gap longer than
+/// [`OUTAGE_MIN_S`] (no shorter gap can be an outage, and a commit that
+/// arrives late only splits gaps). That is exact in any arrival order, and
+/// its memory is that of the outages, not of the run's length.
 #[derive(Debug, Default)]
 struct CommitSeconds {
     by_second: BTreeMap<u64, (u64, u64)>,
+    /// The seconds folded away, all before those of `by_second`.
+    folded: Option<Folded>,
 }
+
+/// What stays of the seconds [`CommitSeconds`] folded away.
+#[derive(Debug)]
+struct Folded {
+    /// The seconds before this one are folded.
+    upto: u64,
+    first: u64,
+    last: u64,
+    /// The gaps between their commits that are longer than
+    /// [`OUTAGE_MIN_S`], as `(from, to)`, in order.
+    long: Vec<(u64, u64)>,
+}
+
+/// Gaps between commits, `(from, to)`.
+type Gaps = Vec<(u64, u64)>;
+
+/// How many seconds [`CommitSeconds`] holds before it folds the older half.
+const KEPT_SECONDS: usize = 1 << 10;
+
+/// The longest gap (ns) between commits that can never be an outage.
+const SHORT_GAP_NS: u64 = (OUTAGE_MIN_S * 1e9) as u64;
 
 impl CommitSeconds {
     fn add(&mut self, end: u64) {
-        let e = self
-            .by_second
-            .entry(end / COMMIT_SPAN_NS)
-            .or_insert((end, end));
+        let second = end / COMMIT_SPAN_NS;
+        if let Some(f) = self.folded.as_mut().filter(|f| second < f.upto) {
+            f.add(end);
+            return;
+        }
+        let e = self.by_second.entry(second).or_insert((end, end));
         e.0 = e.0.min(end);
         e.1 = e.1.max(end);
+        if self.by_second.len() > KEPT_SECONDS {
+            self.fold(KEPT_SECONDS / 2);
+        }
+    }
+
+    /// Folds the oldest `n` seconds held.
+    fn fold(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some((second, (lo, hi))) = self.by_second.pop_first() else {
+                return;
+            };
+            match &mut self.folded {
+                None => {
+                    self.folded = Some(Folded {
+                        upto: second + 1,
+                        first: lo,
+                        last: hi,
+                        long: Vec::new(),
+                    })
+                }
+                Some(f) => {
+                    if lo.saturating_sub(f.last) > SHORT_GAP_NS {
+                        f.long.push((f.last, lo));
+                    }
+                    f.last = hi;
+                    f.upto = second + 1;
+                }
+            }
+        }
+    }
+
+    /// The first commit, every gap between consecutive commits that may
+    /// be an outage (in order; gaps of [`OUTAGE_MIN_S`] or less may be left
+    /// out) and the last commit: `None` when nothing committed.
+    fn gaps(&self) -> Option<(u64, Gaps, u64)> {
+        let mut gaps = Vec::new();
+        let mut last = None;
+        let mut first = None;
+        if let Some(f) = &self.folded {
+            first = Some(f.first);
+            gaps.extend_from_slice(&f.long);
+            last = Some(f.last);
+        }
+        for &(lo, hi) in self.by_second.values() {
+            match last {
+                Some(prev) => gaps.push((prev, lo)),
+                None => first = Some(lo),
+            }
+            last = Some(hi);
+        }
+        Some((first?, gaps, last?))
     }
 
     /// The longest span of the client phase (`0..elapsed_s`) with no
@@ -543,7 +626,7 @@ impl CommitSeconds {
     /// gone, and the run tested nothing over that span. `None` when nothing
     /// committed at all (there is then nothing to check anyway).
     fn outage(&self, elapsed_s: f64) -> Option<Outage> {
-        let (&first, _) = self.by_second.first_key_value()?;
+        let (first, gaps, last) = self.gaps()?;
         if elapsed_s.is_nan() || elapsed_s <= 0.0 {
             return None;
         }
@@ -555,15 +638,11 @@ impl CommitSeconds {
                 best = Some(span);
             }
         };
-        consider((0, Some(self.by_second[&first].0)));
-        let mut last = None;
-        for &(lo, hi) in self.by_second.values() {
-            if let Some(prev) = last {
-                consider((prev, Some(lo)));
-            }
-            last = Some(hi);
+        consider((0, Some(first)));
+        for (from, to) in gaps {
+            consider((from, Some(to)));
         }
-        consider((last?, None));
+        consider((last, None));
         let (from, to) = best?;
         let seconds = len((from, to)) as f64 / 1e9;
         let limit = OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s);
@@ -572,6 +651,33 @@ impl CommitSeconds {
             to_s: to.filter(|&t| t < end).map(|t| t as f64 / 1e9),
             seconds,
         })
+    }
+}
+
+impl Folded {
+    /// A commit that arrives after its second was folded: it moves the
+    /// first or last commit, or splits the long gap it falls in.
+    fn add(&mut self, end: u64) {
+        if end < self.first {
+            if self.first - end > SHORT_GAP_NS {
+                self.long.insert(0, (end, self.first));
+            }
+            self.first = end;
+            return;
+        }
+        if end > self.last {
+            if end - self.last > SHORT_GAP_NS {
+                self.long.push((self.last, end));
+            }
+            self.last = end;
+            return;
+        }
+        let i = self.long.partition_point(|&(_, to)| to <= end);
+        if let Some(&(from, to)) = self.long.get(i).filter(|g| g.0 < end) {
+            let halves = [(from, end), (end, to)];
+            let keep = halves.into_iter().filter(|&(a, b)| b - a > SHORT_GAP_NS);
+            self.long.splice(i..=i, keep);
+        }
     }
 }
 
@@ -739,6 +845,121 @@ mod tests {
         assert_eq!(outage(&h, 60.0), None);
         assert!(outage(&h, 85.0).is_some());
         assert!(outage(&History::default(), 10.0).is_none());
+    }
+
+    /// The outage of commits at `ends`, from all of them sorted: the
+    /// longest of the gap before the first, between two consecutive ones
+    /// and after the last, the first of equals.
+    fn outage_of_sorted(ends: &[u64], elapsed_s: f64) -> Option<Outage> {
+        let mut sorted = ends.to_vec();
+        sorted.sort_unstable();
+        let end = (elapsed_s * 1e9) as u64;
+        let mut spans = vec![(0, Some(*sorted.first()?))];
+        spans.extend(sorted.windows(2).map(|w| (w[0], Some(w[1]))));
+        spans.push((*sorted.last()?, None));
+        let len = |(from, to): (u64, Option<u64>)| to.unwrap_or(end).saturating_sub(from);
+        let mut best = spans[0];
+        for &s in &spans[1..] {
+            if len(s) > len(best) {
+                best = s;
+            }
+        }
+        let seconds = len(best) as f64 / 1e9;
+        (seconds > OUTAGE_MIN_S.max(OUTAGE_SHARE * elapsed_s)).then(|| Outage {
+            from_s: best.0 as f64 / 1e9,
+            to_s: best.1.filter(|&t| t < end).map(|t| t as f64 / 1e9),
+            seconds,
+        })
+    }
+
+    #[test]
+    fn a_run_of_hours_keeps_few_seconds_and_finds_the_same_outage() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for round in 0..40 {
+            // Up to 3 hours of commits a few a second, with a few gaps of
+            // up to a minute and a few hours-long runs (an outage of 25%).
+            let hours = rng.random_range(1..4u64);
+            let mut ends = Vec::new();
+            let mut t = rng.random_range(0..3 * S);
+            let mut outage = round % 4 == 0;
+            while t < hours * 3600 * S {
+                ends.push(t);
+                t += match rng.random_range(0..2000) {
+                    0 => rng.random_range(4 * S..60 * S),
+                    1 if outage => {
+                        outage = false;
+                        rng.random_range(hours * 900 * S..hours * 1200 * S)
+                    }
+                    _ => rng.random_range(1..S / 2),
+                };
+            }
+            // Arrival order: mostly in order, some a little late, a few
+            // very late (after their second was folded).
+            let mut order: Vec<(u64, u64)> = ends
+                .iter()
+                .map(|&e| {
+                    let late = match rng.random_range(0..1000) {
+                        0 => rng.random_range(0..7200 * S),
+                        1..=100 => rng.random_range(0..2 * S),
+                        _ => 0,
+                    };
+                    (e + late, e)
+                })
+                .collect();
+            order.sort_unstable();
+            let mut c = CommitSeconds::default();
+            let mut most = 0;
+            for &(_, e) in &order {
+                c.add(e);
+                most = most.max(c.by_second.len());
+            }
+            assert!(most <= KEPT_SECONDS, "{most}");
+            assert!(c.folded.is_some(), "an hour is folded in part");
+            // The gaps that can be outages, the first and the last commit
+            // are those of all the commits sorted.
+            let mut sorted = ends.clone();
+            sorted.sort_unstable();
+            let long = |g: &[(u64, u64)]| -> Vec<(u64, u64)> {
+                g.iter()
+                    .copied()
+                    .filter(|&(a, b)| b - a > SHORT_GAP_NS)
+                    .collect()
+            };
+            let want: Vec<(u64, u64)> = sorted.windows(2).map(|w| (w[0], w[1])).collect();
+            let (first, gaps, last) = c.gaps().expect("commits");
+            assert_eq!((first, last), (sorted[0], *sorted.last().unwrap()));
+            assert_eq!(long(&gaps), long(&want), "round {round}");
+            let last = *ends.last().unwrap();
+            for elapsed in [last / S + 1, last / S + 30, last / S + 4000] {
+                let elapsed = elapsed as f64;
+                assert_eq!(
+                    c.outage(elapsed),
+                    outage_of_sorted(&ends, elapsed),
+                    "round {round}, elapsed {elapsed}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_commit_arriving_after_its_second_was_folded_moves_the_ends() {
+        // Seconds 100..2100 arrive first and the older half is folded;
+        // then commits at 10 s and 1,050.5 s (inside a folded second) come.
+        let mut c = CommitSeconds::default();
+        for i in 100..2100 {
+            c.add(i * S);
+        }
+        assert!(c.folded.as_ref().is_some_and(|f| f.upto > 1051));
+        c.add(10 * S);
+        c.add(1050 * S + S / 2);
+        let (first, gaps, last) = c.gaps().unwrap();
+        assert_eq!((first, last), (10 * S, 2099 * S));
+        let long: Vec<_> = gaps
+            .into_iter()
+            .filter(|&(a, b)| b - a > SHORT_GAP_NS)
+            .collect();
+        assert_eq!(long, vec![(10 * S, 100 * S)]);
     }
 
     #[test]
