@@ -41,6 +41,14 @@ pub struct Tail {
 /// At most this much is read per poll, so batches stay small.
 const POLL_BYTES: usize = 1 << 20;
 
+/// Parsed batches (of up to [`POLL_BYTES`] of lines each) that may wait
+/// between the reading thread and the checking one. Enough to keep both
+/// busy; more would only hold memory whenever the check falls behind (a
+/// run's check descheduled for a moment), and each such moment can raise
+/// a run's high-water mark for good: a megabyte of list-append lines is
+/// over a megabyte parsed, so 32 waiting batches held some 40 MB.
+const IN_FLIGHT: usize = 4;
+
 impl Tail {
     /// Opens `path` at its start.
     pub fn open(path: &Path) -> Result<Tail> {
@@ -163,10 +171,10 @@ pub fn follow(
     let mut tail = Tail::open(path)?;
     let mut stream = Stream::new(level, opts);
     let quit = AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(32);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(IN_FLIGHT);
     // Checked batches go back to the reader, which allocated them, to be
     // freed there: the allocator frees fastest on the allocating thread.
-    let (back, used) = std::sync::mpsc::sync_channel::<Vec<history::Txn>>(32);
+    let (back, used) = std::sync::mpsc::sync_channel::<Vec<history::Txn>>(IN_FLIGHT);
     let mut consumed = 0;
     let mut last_line = Instant::now();
     let mut told = false;
