@@ -45,8 +45,8 @@ const POLL_BYTES: usize = 1 << 20;
 /// between the reading thread and the checking one. Enough to keep both
 /// busy; more would only hold memory whenever the check falls behind (a
 /// run's check descheduled for a moment), and each such moment can raise
-/// a run's high-water mark for good: a megabyte of list-append lines is
-/// over a megabyte parsed, so 32 waiting batches held some 40 MB.
+/// a run's high-water mark for good. Following a finished 8-minute
+/// list-append history took 111 MB with 32 of them, 61 MB with 4.
 const IN_FLIGHT: usize = 4;
 
 impl Tail {
