@@ -947,6 +947,7 @@ async fn clients_phase(
         reconnect_window: Duration::from_secs(30),
         connect_timeout: args.connect_timeout,
         finished: closing.then(|| closing::Finished::new(args.clients)),
+        start: tokio::sync::Barrier::new(sessions.len()),
     });
     let progress = recorder::Progress::new(txns, args.duration, clock);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
