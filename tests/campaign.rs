@@ -578,7 +578,10 @@ fn compare_takes_identical_campaigns_as_equal_and_reports_a_planted_bug() {
         [defaults]
         workload = "mini"
         clients = 4
-        txns = 400
+        # Long enough (tens of ms) that a worker thread the machine
+        # preempts for a time slice cannot leave one client to run alone:
+        # at 400 a busy CI machine once saw no two transactions overlap.
+        txns = 3000
         keys = 3
         [databases.memdb]
         db = "memdb"

@@ -93,9 +93,9 @@ pub struct Shared {
     /// Each client's finished plans, when the run makes closing reads
     /// ([`super::closing`]); the clients then keep no written keys.
     pub finished: Option<super::closing::Finished>,
-    /// Every client waits here before its first plan, so that no client
-    /// can use up a small budget before the others are even scheduled (a
-    /// busy machine ran a 400-transaction memdb run on one client alone).
+    /// Every client waits here before its first plan, so that all start
+    /// together, as Jepsen's workers do: none can use up a small budget
+    /// while the others are still being spawned.
     pub start: tokio::sync::Barrier,
 }
 
