@@ -57,6 +57,8 @@
 #                 run 3 times and its median shown (default 5); else once
 #   KEYS_EXP      the event exponent of the keys20 rows (default 20; smaller to
 #                 try the script), PC_TXNS the size of pc100k (default 100000)
+#   KEYS_SESSIONS the session counts of the keys20 rows (default "64 256"; AWDIT
+#                 generates a 256-session history on few keys in 20-30 minutes)
 #   AWDIT_LEVELS  the levels of the awdit16/18/20 rows (default "rc ra cc"; at
 #                 2^20 "rc ra" unless OUT holds a causal history: AWDIT's causal
 #                 generator runs for hours there)
@@ -476,7 +478,7 @@ for n in 10 100 1000; do
 done
 
 if want keys20; then
-  for sess in 64 256; do
+  for sess in ${KEYS_SESSIONS:-64 256}; do
     for keys in 8 64 1024 10000 100000; do
       if [ "$KEYS_EXP" = 20 ]; then ts=2 tmb=1024; else ts='' tmb=''; fi # the targets are for 2^20
       awdit_rows "27.5 cc, 2^$KEYS_EXP, $keys keys" "$KEYS_EXP" "$keys" "$sess" cc "$ts" "$tmb" "" ""
