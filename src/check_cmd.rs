@@ -364,6 +364,9 @@ pub fn convert(args: ConvertArgs) -> Result<u8> {
     if !lost.is_empty() {
         eprintln!("dropped (--lossy): {}", list(&lost, "and"));
     }
+    // As after a check: freeing millions of transactions one by one only
+    // delays the exit.
+    std::mem::forget(h);
     Ok(0)
 }
 
@@ -436,6 +439,13 @@ fn write_atomically(
     path: &std::path::Path,
     format: history::Format,
 ) -> Result<()> {
+    // A device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a pipe) is
+    // written where it is: a file renamed onto it would replace the node
+    // itself (as root, `/dev/null` became a regular file).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let out = std::fs::OpenOptions::new().write(true).open(path)?;
+        return Ok(history::formats::write_to(h, out, format)?);
+    }
     let dest = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             path.canonicalize().unwrap_or_else(|_| path.to_path_buf())

@@ -668,6 +668,40 @@ fn convert_refuses_to_write_over_its_input() {
 }
 
 #[test]
+fn convert_writes_into_a_fifo_or_device_without_replacing_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "h.jsonl", SERIAL);
+    let file = dir.path().join("h.txt").display().to_string();
+    let o = harness(&["convert", &src, &file, "--to", "text"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A FIFO stands for any node that is not a file (`/dev/null`,
+    // `/dev/stdout`): the output goes into it, and it stays a FIFO.
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = harness(&["convert", &src, &fifo.display().to_string(), "--to", "text"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced by a {kind:?}");
+    assert_eq!(
+        reader.join().unwrap(),
+        std::fs::read_to_string(&file).unwrap()
+    );
+    let o = harness(&["convert", &src, "/dev/null", "--to", "jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let null = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(null.is_char_device(), "/dev/null became a {null:?}");
+}
+
+#[test]
 fn a_failed_conversion_leaves_no_output() {
     let dir = tempfile::tempdir().unwrap();
     // A string key has no text form: the writer fails midway.
