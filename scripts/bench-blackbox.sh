@@ -29,7 +29,7 @@ record() { # name, txns, keys: a memdb BlindW-RW run at si, exported to text
   if [ ! -f "$OUT/$name.txt" ]; then
     $H run --db memdb --out "$OUT/runs" --check-timeout 1s --workload blindw --variant rw \
       --ops 8 --keys "$keys" --dist uniform --clients 24 --txns "$n" --level si --seed 1 >/dev/null 2>&1 || true
-    $H convert "$(ls -td "$OUT"/runs/*/ | head -1)history.jsonl" "$OUT/$name.txt" --to text >/dev/null 2>&1
+    $H convert "$(ls -td "$OUT"/runs/*/ | head -1)history.jsonl" "$OUT/$name.txt" --to text --lossy >/dev/null 2>&1
   fi
 }
 
