@@ -13,6 +13,7 @@
 #   AWDIT's time on the AWDIT rows and generates that history with AWDIT's
 #   own generator; VIPER_1K / VIPER_2K name folders of Viper's J<n>.log
 #   histories for the `viper` row (unset: Viper-style histories made here).
+#   PEER_MEM_GB: the peers' `ulimit -v` in GB (default 8).
 # Histories are kept in OUT and reused; release build of `harness`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +63,10 @@ row() { # label, level, file, extra flags: one `harness check`, one row
 peer() { # label, then the peer's command: its wall time and peak RSS
   local label=$1; shift
   local code=0
-  /usr/bin/time -o time.txt -f "%e %M" "$@" >peer.out 2>&1 || code=$?
+  # Under `ulimit -v` (PEER_MEM_GB, default 8): AWDIT's cc at 2^20 took
+  # 23.7 GB of this 24 GB machine before the kernel killed it.
+  (ulimit -v $((${PEER_MEM_GB:-8} * 1048576)); exec /usr/bin/time -o time.txt -f "%e %M" "$@") \
+    >peer.out 2>&1 || code=$?
   read -r secs kb < <(tail -1 time.txt)
   printf '| %s | | exit %d: %s | %s s | %d MB |\n' "$label" "$code" "$(tail -1 peer.out | cut -c1-40)" "$secs" $((kb / 1024))
 }
