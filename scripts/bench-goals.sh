@@ -64,6 +64,9 @@
 #   KEYS_SESSIONS the session counts of the keys20 rows (default "64 256"; AWDIT
 #                 generates a 2^20-event history on 8 or 64 keys in 8-22 minutes)
 #   AWDIT_LEVELS  the levels of the awdit16/18/20 rows (default "rc ra cc")
+#   AWDIT_CROSS=1 the awdit16/18/20 rows check every level on every one of
+#                 the three histories (read-committed, read-atomic, causal),
+#                 not each level on its own generator's history only
 #   DBCOP_VARS, DBCOP_EVTS  dbcop generate's --n-var and --n-evt (100, 5)
 #
 # Columns: ours and the peer's wall time (median of 3 runs, or 1 run: the
@@ -368,18 +371,18 @@ dbcop_cons() {
   esac
 }
 
-awdit_rows() { # goal, exp, keys, sessions (or def), levels, target s, target MB, ratio, MB ratio
-  local goal=$1 exp=$2 keys=$3 sess=$4 levels=$5 ts=$6 tmb=$7 tr=$8 tm=$9
+awdit_rows() { # goal, exp, keys, sessions (or def), levels, target s, target MB, ratio, MB ratio[, iso]
+  local goal=$1 exp=$2 keys=$3 sess=$4 levels=$5 ts=$6 tmb=$7 tr=$8 tm=$9 hist_iso=${10:-}
   local lvl iso label
   for lvl in $levels; do
-    iso=$(awdit_iso "$lvl")
+    iso=${hist_iso:-$(awdit_iso "$lvl")}
     awdit_hist "$exp" "$keys" "$sess" "$iso"
     label="2^$exp events, $keys keys, $([ "$sess" = def ] && echo "default (√events)" || echo "$sess") sessions"
     if [ -n "$AH_NOTE" ]; then label="serial history, $label$AH_NOTE"; else label="AWDIT $iso, $label"; fi
     if [ -n "$AWDIT" ]; then
       row "$goal" "$label" "$lvl" "$ts" "$tmb" "$tr" "$tm" AWDIT -- \
         "$H" check "$AH" --level "$lvl" --format "$AH_FMT" --json --timeout "$TIMEOUT" -- \
-        "$AWDIT" check -i "$iso" -f "$AH_AFMT" "$AH"
+        "$AWDIT" check -i "$(awdit_iso "$lvl")" -f "$AH_AFMT" "$AH"
     else
       row "$goal" "$label" "$lvl" "$ts" "$tmb" "$tr" "$tm" AWDIT -- \
         "$H" check "$AH" --level "$lvl" --format "$AH_FMT" --json --timeout "$TIMEOUT"
@@ -441,7 +444,13 @@ fi
 
 for exp in 16 18 20; do
   if want "awdit$exp"; then
-    awdit_rows "26.4 vs AWDIT, 2^$exp" "$exp" 8 def "${AWDIT_LEVELS:-rc ra cc}" "" "" 1.0 2
+    if [ "${AWDIT_CROSS:-0}" = 1 ]; then
+      for hist in read-committed read-atomic causal; do
+        awdit_rows "26.4 vs AWDIT, 2^$exp" "$exp" 8 def "${AWDIT_LEVELS:-rc ra cc}" "" "" 1.0 2 "$hist"
+      done
+    else
+      awdit_rows "26.4 vs AWDIT, 2^$exp" "$exp" 8 def "${AWDIT_LEVELS:-rc ra cc}" "" "" 1.0 2
+    fi
   fi
 done
 
