@@ -671,14 +671,14 @@ pub fn read_jsonl_str(s: &str) -> Result<History, ParseError> {
 // ------------------------------------------------------------- writer ----
 
 /// A transaction's line, written by hand: the bytes serde would write
-/// (the tests hold the two to each other), at a third of the cost, since
-/// a recorded run and `convert` write millions of them. Strings go through
+/// (the tests hold the two to each other), without serde's per-field
+/// dispatch, since a recorded run and `convert` write millions of them. Strings go through
 /// serde_json for its escaping; list and range reads, rare, wholly.
 fn txn_line(out: &mut Vec<u8>, t: &Txn) -> io::Result<()> {
     fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
         out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
-    fn opt(out: &mut Vec<u8>, n: Option<u64>) {
+    fn opt(out: &mut Vec<u8>, n: Option<impl itoa::Integer>) {
         match n {
             Some(n) => int(out, n),
             None => out.extend_from_slice(b"null"),
@@ -729,10 +729,7 @@ fn txn_line(out: &mut Vec<u8>, t: &Txn) -> io::Result<()> {
         out.extend_from_slice(name);
         key(out, k)?;
         out.push(b',');
-        match v {
-            Some(v) => int(out, v),
-            None => out.extend_from_slice(b"null"),
-        }
+        opt(out, v);
         out.push(b']');
     }
     out.push(b']');
