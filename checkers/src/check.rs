@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use history::{History, Level};
 
-use crate::anomaly::Scope;
+use crate::anomaly::{AnomalyKind, CommonName, Scope};
 use crate::certify::{CertError, Certificate, Claim, Refutation, Witness};
 use crate::decide::blackbox::general::{check_general, model_of, General, GeneralOptions};
 use crate::decide::blackbox::interpret::counterexample_core;
@@ -49,7 +49,10 @@ struct Outcome {
     method: &'static str,
     /// With `ok` (when explaining), the execution that shows it.
     witness: Option<Witness>,
+    /// The first `max_examples` counterexamples of each kind.
     anomalies: Vec<Anomaly>,
+    /// How many anomalies of each kind were found, shown or not.
+    counts: Vec<(Class, usize)>,
     /// Proofs of the anomalies, for the certificate.
     refutations: Vec<Refutation>,
     /// Levels shown failed by anomalies whose edges are all forced.
@@ -145,22 +148,15 @@ fn check_stages(
         });
     opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for a in &out.anomalies {
-        *counts.entry(a.title()).or_default() += 1;
+    for &((kind, scope, common), n) in &out.counts {
+        *counts
+            .entry(Anomaly::title_of(kind, scope, common))
+            .or_default() += n;
     }
-    // Keep at most `max_examples` counterexamples of each kind, the most
-    // serious kinds first (a stable sort keeps each kind's own order).
-    let mut ordered = out.anomalies;
-    ordered.sort_by_key(crate::report::severity);
-    let mut shown: BTreeMap<String, usize> = BTreeMap::new();
-    let anomalies = ordered
-        .into_iter()
-        .filter(|a| {
-            let n = shown.entry(a.title()).or_default();
-            *n += 1;
-            *n <= opts.max_examples
-        })
-        .collect();
+    // The most serious kinds first (a stable sort keeps each kind's own
+    // order); deciding built at most `max_examples` of each.
+    let mut anomalies = out.anomalies;
+    anomalies.sort_by_key(crate::report::severity);
     Report {
         level,
         verdict: out.verdict,
@@ -441,26 +437,70 @@ struct Found {
     /// Whether counterexamples and their proofs are wanted (the requested
     /// level), or only the verdict (placing the others).
     explain: bool,
+    /// Counterexamples of one kind built at most: the report shows no more
+    /// (`max_examples`), so the others are only counted.
+    max_shown: usize,
     anomalies: Vec<Anomaly>,
+    /// How many of each kind were found, shown or not.
+    counts: Vec<(Class, usize)>,
     refutations: Vec<Refutation>,
     also_fails: Vec<Level>,
 }
 
+/// What an anomaly's title is made of: the report counts by it.
+type Class = (AnomalyKind, Scope, Option<CommonName>);
+
 impl Found {
+    /// Found and kept: no check here, the level's own decision.
+    fn new(explain: bool, opts: &CheckOptions) -> Found {
+        Found {
+            explain,
+            max_shown: opts.max_examples,
+            ..Found::default()
+        }
+    }
+
     /// A counterexample and the refutation that proves it (when one can be
     /// given), kept only when explaining.
     fn show(&mut self, a: impl FnOnce() -> Anomaly, r: impl FnOnce() -> Option<Refutation>) {
         if self.explain {
-            self.anomalies.push(a());
-            // One proof that holds is enough; a few spare ones cost little.
-            if self.refutations.len() < MAX_PROOFS {
-                self.refutations.extend(r());
+            let a = a();
+            self.show_class((a.kind, a.scope, a.common), || a, r);
+        }
+    }
+
+    /// [`Found::show`] for an anomaly whose class is known before it is
+    /// built: past `max_shown` of its class it is only counted (a history
+    /// with 44,205 non-repeatable reads spent most of its check writing
+    /// their text).
+    fn show_class(
+        &mut self,
+        class: Class,
+        a: impl FnOnce() -> Anomaly,
+        r: impl FnOnce() -> Option<Refutation>,
+    ) {
+        if !self.explain {
+            return;
+        }
+        let n = match self.counts.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, n)) => n,
+            None => {
+                self.counts.push((class, 0));
+                &mut self.counts.last_mut().expect("just pushed").1
             }
+        };
+        *n += 1;
+        if *n <= self.max_shown {
+            self.anomalies.push(a());
+        }
+        // One proof that holds is enough; a few spare ones cost little.
+        if self.refutations.len() < MAX_PROOFS {
+            self.refutations.extend(r());
         }
     }
 
     fn anomalous(&self) -> bool {
-        !self.also_fails.is_empty() || !self.anomalies.is_empty()
+        !self.also_fails.is_empty() || !self.counts.is_empty()
     }
 }
 
@@ -475,10 +515,7 @@ fn decide(
     deadline: Option<Instant>,
     soft: Option<(Instant, &AtomicBool)>,
 ) -> Outcome {
-    let mut found = Found {
-        explain,
-        ..Found::default()
-    };
+    let mut found = Found::new(explain, opts);
     let mut decided = None;
     let mut witness = None;
     let mut also_satisfies = Vec::new();
@@ -490,7 +527,11 @@ fn decide(
     };
     for f in ix.findings.iter().chain(&list_findings) {
         if forbids(level, f.kind, Scope::Item) {
-            found.show(|| finding_anomaly(ix, f), || Some(evidence::finding(f)));
+            found.show_class(
+                (f.kind, Scope::Item, None),
+                || finding_anomaly(ix, f),
+                || Some(evidence::finding(f)),
+            );
             for &m in forbidding(f.kind, Scope::Item) {
                 found.also_fails.extend(stronger_or_equal(m));
             }
@@ -536,10 +577,7 @@ fn decide(
         };
         let mut decided_by = None;
         for &sv in stronger {
-            let mut trial = Found {
-                explain,
-                ..Found::default()
-            };
+            let mut trial = Found::new(explain, opts);
             let w = known_order(ix, &vo, &div, sv, &mut trial);
             if !trial.anomalous() && (!explain || w.is_some()) {
                 decided_by = Some((sv, w));
@@ -632,8 +670,8 @@ fn decide(
                         .or_else(|| evidence::sub_history(ix, ix.committed_txns().collect()));
                     found.refutations.extend(proof);
                     match (core.and_then(|(a, _)| a), cycle) {
-                        (Some(a), _) => found.anomalies.push(a),
-                        (None, Some(c)) => found.anomalies.push(refutation_anomaly(ix, c)),
+                        (Some(a), _) => found.show(|| a, || None),
+                        (None, Some(c)) => found.show(|| refutation_anomaly(ix, c), || None),
                         (None, None) => notes.push(
                             "no version order satisfies the level, but no small counterexample was found".into(),
                         ),
@@ -662,6 +700,7 @@ fn decide(
         method,
         witness: if anomalous { None } else { witness },
         anomalies: found.anomalies,
+        counts: found.counts,
         refutations: found.refutations,
         also_fails: found.also_fails,
         also_satisfies: if anomalous {

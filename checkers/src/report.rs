@@ -217,13 +217,19 @@ pub fn severity(a: &Anomaly) -> u8 {
 impl Anomaly {
     /// The name to show: Adya's, with the scope and the common name.
     pub fn title(&self) -> String {
-        let mut s = self.kind.name().to_string();
-        match self.scope {
+        Anomaly::title_of(self.kind, self.scope, self.common)
+    }
+
+    /// The title of an anomaly of this kind, scope and common name, before
+    /// it is built: anomalies past the ones shown are only counted by it.
+    pub fn title_of(kind: AnomalyKind, scope: Scope, common: Option<CommonName>) -> String {
+        let mut s = kind.name().to_string();
+        match scope {
             Scope::Item => {}
             Scope::Session => s.push_str("-session"),
             Scope::RealTime => s.push_str("-realtime"),
         }
-        if let Some(c) = self.common {
+        if let Some(c) = common {
             s.push_str(&format!(" ({c})"));
         }
         s

@@ -343,3 +343,44 @@ fn harness_write_ids_are_shown_decoded() {
         Some("s7#1013")
     );
 }
+
+#[test]
+fn every_anomaly_is_counted_and_the_first_few_of_each_kind_are_shown() {
+    // 20 readers each read x twice and see two versions (a non-repeatable
+    // read each), and 3 read a value nobody wrote (thin air).
+    let mut txns = vec![t(0, 0, vec![w("x", 1)]), t(1, 0, vec![w("x", 2)])];
+    for i in 0..20 {
+        txns.push(t(2 + i, 1 + i, vec![r("x", Some(1)), r("x", Some(2))]));
+    }
+    for i in 0..3 {
+        txns.push(t(22 + i, 21 + i, vec![r("x", Some(99))]));
+    }
+    let h = History::from_txns(txns);
+    for shown in [1, 4, 8] {
+        let opts = CheckOptions {
+            max_examples: shown,
+            ..CheckOptions::default()
+        };
+        let rep = check(&h, Level::Ra, &opts);
+        checkers_testkit::assert_certified(&rep, "many anomalies");
+        assert_eq!(rep.verdict, Verdict::Anomalous);
+        let nrr = rep
+            .anomaly_counts
+            .iter()
+            .find(|(k, _)| k.starts_with("non-repeatable"))
+            .map(|(_, &n)| n);
+        assert_eq!(nrr, Some(20), "{:?}", rep.anomaly_counts);
+        let of = |k: AnomalyKind| rep.anomalies.iter().filter(|a| a.kind == k).count();
+        assert_eq!(of(AnomalyKind::NonRepeatableRead), shown);
+        assert_eq!(of(AnomalyKind::ThinAirRead), shown.min(3));
+        // The first ones found, in history order, the most serious first.
+        let readers: Vec<u64> = rep
+            .anomalies
+            .iter()
+            .filter(|a| a.kind == AnomalyKind::NonRepeatableRead)
+            .map(|a| a.txns.last().expect("the reader").id)
+            .collect();
+        assert_eq!(readers, (2..2 + shown as u64).collect::<Vec<_>>());
+        assert_eq!(rep.anomalies[0].kind, AnomalyKind::ThinAirRead);
+    }
+}
