@@ -214,6 +214,13 @@ fn first_order(cx: &Ctx, preds: &Csr, succs: &Csr) -> Option<Vec<u32>> {
 /// A topological order of `so ∪ wr ∪ added` that keeps the previous
 /// `order` wherever it can (the ready transaction first in it goes
 /// first), or `None` when the graph is cyclic.
+///
+/// The previous order is a topological order of all but the edges added
+/// last, so nearly every transaction is ready when a scan of it reaches
+/// it: the scan emits those, and only the ones it passes while they wait
+/// for a predecessor go through a heap, once released. This is the same
+/// order as a heap of every ready transaction gives, in `O(n + e)` and a
+/// small heap rather than `O(n log n)`.
 fn next_order(
     cx: &Ctx,
     preds: &Csr,
@@ -223,6 +230,57 @@ fn next_order(
     pos: &[u32],
 ) -> Option<Vec<u32>> {
     let n = cx.ix.len();
+    let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(added.len());
+    for &(t2, t1) in added {
+        indeg[t2 as usize] += 1;
+        pairs.push((t1, t2));
+    }
+    let more = Csr::from_pairs(n, &pairs);
+    // Passed by the scan while waiting, and since released: by position.
+    let mut released: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+    let mut out = Vec::with_capacity(order.len());
+    let mut next = 0usize; // the scan's position in `order`
+    loop {
+        // The first transaction of `order` from `next` on that is ready;
+        // those passed wait to be released.
+        while next < order.len() && indeg[order[next] as usize] != 0 {
+            next += 1;
+        }
+        let p = match released.peek() {
+            Some(&Reverse(r)) if next >= order.len() || (r as usize) < next => {
+                released.pop();
+                r as usize
+            }
+            _ if next < order.len() => {
+                next += 1;
+                next - 1
+            }
+            _ => break,
+        };
+        let t = order[p];
+        out.push(t);
+        for &s in succs.of(t).iter().chain(more.of(t)) {
+            indeg[s as usize] -= 1;
+            if indeg[s as usize] == 0 && (pos[s as usize] as usize) < next {
+                released.push(Reverse(pos[s as usize]));
+            }
+        }
+    }
+    (out.len() == order.len()).then_some(out)
+}
+
+/// The order [`next_order`] gives, by a heap of every ready transaction:
+/// its definition, for the tests.
+#[cfg(test)]
+fn next_order_by_heap(
+    n: usize,
+    preds: &Csr,
+    succs: &Csr,
+    added: &[(u32, u32)],
+    order: &[u32],
+    pos: &[u32],
+) -> Option<Vec<u32>> {
     let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
     let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(added.len());
     for &(t2, t1) in added {
@@ -281,6 +339,51 @@ mod tests {
         assert!(cc_edges(cx, &mut out, Limit::default()));
         let count = out.init_count;
         (b.build(), count)
+    }
+
+    /// The scan gives the order a heap of every ready transaction gives,
+    /// on random histories with random added edges (cyclic ones too).
+    #[test]
+    fn the_next_order_is_the_heap_order() {
+        use rand::RngExt;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5ca7);
+        let cfg = GenConfig {
+            max_txns: 30,
+            sessions: 5,
+            keys: 3,
+            ..GenConfig::default()
+        };
+        let (mut some, mut none) = (0, 0);
+        for _ in 0..3000 {
+            let h = random_history(&mut rng, &cfg);
+            let ix = Index::new(&h);
+            let cx = Ctx::new(&ix, None);
+            let (preds, succs) = causal_edges(&cx);
+            let Some(order) = first_order(&cx, &preds, &succs).filter(|o| !o.is_empty()) else {
+                continue;
+            };
+            let mut pos = vec![NONE; ix.len()];
+            for (i, &t) in order.iter().enumerate() {
+                pos[t as usize] = i as u32;
+            }
+            let k = rng.random_range(0..6);
+            let added: Vec<(u32, u32)> = (0..k)
+                .map(|_| {
+                    let a = order[rng.random_range(0..order.len())];
+                    let b = order[rng.random_range(0..order.len())];
+                    (a, b)
+                })
+                .filter(|(a, b)| a != b)
+                .collect();
+            let scan = next_order(&cx, &preds, &succs, &added, &order, &pos);
+            let heap = next_order_by_heap(ix.len(), &preds, &succs, &added, &order, &pos);
+            assert_eq!(scan, heap, "added {added:?} to {order:?}");
+            match scan {
+                Some(_) => some += 1,
+                None => none += 1,
+            }
+        }
+        assert!(some > 500 && none > 100, "{some} ordered, {none} cyclic");
     }
 
     /// Lazy saturation settles on small histories and decides what the
