@@ -91,6 +91,8 @@ pub fn check(h: &History, level: Level, opts: &CheckOptions) -> Report {
 ///    where it applies, else by deciding them directly on a small budget of
 ///    their own, so a verdict known in milliseconds is not held up by a
 ///    level nobody asked for. Levels left unplaced are said to be unknown.
+///    On a large rc or ra check, cc is decided on the other core during
+///    stage 2 ([`Ahead`]).
 fn check_stages(
     h: &History,
     level: Level,
@@ -104,48 +106,54 @@ fn check_stages(
     opts.tell(Stage::Indexed { txns: ix.len() });
     let stats = stats(&ix);
     let deadline = opts.timeout.map(|t| t0 + t);
-    opts.tell(Stage::Deciding { level });
-    let out = decide(&ix, level, opts, true, t0, deadline, None);
-    // The search effort of the requested level alone.
-    let constraints = crate::decide::blackbox::polygraph::work();
-    opts.tell(Stage::Decided(out.verdict));
-    if let Some(cb) = &opts.on_verdict {
-        cb(level, out.verdict, t0.elapsed());
-    }
-    let mut notes = out.notes.clone();
-    if h.end.is_none() && h.header.is_some() {
-        notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
-    }
-    // Stages 3 and 4 only read what stage 2 found: certifying runs on the
-    // other core while the other levels are placed.
-    opts.tell(Stage::Placing);
-    let decided_at = Instant::now();
+    let stop_ahead = AtomicBool::new(false);
     let certified_flag = AtomicBool::new(false);
-    let ((fails, satisfies, not_placed), (certificate, certified, certify_ms)) =
-        std::thread::scope(|s| {
-            let certifying = std::thread::Builder::new()
-                .name("certify".into())
-                .stack_size(CERTIFY_STACK)
-                .spawn_scoped(s, || {
-                    let t_cert = Instant::now();
-                    let prep =
-                        prepared.map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-                    let (certificate, certified) =
-                        certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
-                    certified_flag.store(true, Ordering::Relaxed);
-                    (certificate, certified, t_cert.elapsed().as_millis() as u64)
-                })
-                .expect("cannot start the certifying thread");
-            // Small histories are placed in full, whatever the certificate.
-            let soft =
-                (ix.len() > PLACE_SEARCH_MAX).then_some((decided_at + PLACE_SOFT, &certified_flag));
-            let placed = place(&ix, level, &out, opts, deadline, soft, &mut notes);
-            opts.tell(Stage::Certifying);
-            let certified = certifying
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (placed, certified)
+    let (out, notes, constraints, (fails, satisfies, not_placed), certification) =
+        std::thread::scope(|outer| {
+            let ahead = Ahead::start(outer, &ix, level, opts, deadline, &stop_ahead);
+            opts.tell(Stage::Deciding { level });
+            let out = decide(&ix, level, opts, true, t0, deadline, None);
+            // The search effort of the requested level alone.
+            let constraints = crate::decide::blackbox::polygraph::work();
+            opts.tell(Stage::Decided(out.verdict));
+            if let Some(cb) = &opts.on_verdict {
+                cb(level, out.verdict, t0.elapsed());
+            }
+            let mut notes = out.notes.clone();
+            if h.end.is_none() && h.header.is_some() {
+                notes.push("the history has no end line: the run was cut short; in-flight transactions are missing".into());
+            }
+            // Stages 3 and 4 only read what stage 2 found: certifying runs on
+            // the other core while the other levels are placed.
+            opts.tell(Stage::Placing);
+            let decided_at = Instant::now();
+            let (placed, certification) = std::thread::scope(|s| {
+                let certifying = std::thread::Builder::new()
+                    .name("certify".into())
+                    .stack_size(CERTIFY_STACK)
+                    .spawn_scoped(s, || {
+                        let t_cert = Instant::now();
+                        let prep = prepared
+                            .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                        let (certificate, certified) =
+                            certify_verdict(h, level, opts.use_dbts, &out, prep.flatten().as_ref());
+                        certified_flag.store(true, Ordering::Relaxed);
+                        (certificate, certified, t_cert.elapsed().as_millis() as u64)
+                    })
+                    .expect("cannot start the certifying thread");
+                // Small histories are placed in full, whatever the certificate.
+                let soft = (ix.len() > PLACE_SEARCH_MAX)
+                    .then_some((decided_at + PLACE_SOFT, &certified_flag));
+                let placed = place(&ix, level, &out, ahead, opts, deadline, soft, &mut notes);
+                opts.tell(Stage::Certifying);
+                let certification = certifying
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (placed, certification)
+            });
+            (out, notes, constraints, placed, certification)
         });
+    let (certificate, certified, certify_ms) = certification;
     opts.tell(Stage::Done);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for &((kind, scope, common), n) in &out.counts {
@@ -270,6 +278,68 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
         .collect()
 }
 
+/// A level decided on the spare core while the requested one is, for
+/// placing to take up: cc, the costliest weak level to place (its lazy
+/// saturation takes several rounds), on an rc or ra check of a history
+/// larger than [`PLACE_SEARCH_MAX`]. rc or ra places cc only when it
+/// holds, so an anomalous verdict stops it unused; the other levels are
+/// placed on the checking thread.
+struct Ahead<'s> {
+    level: Level,
+    stop: &'s AtomicBool,
+    thread: Option<std::thread::ScopedJoinHandle<'s, Outcome>>,
+}
+
+impl<'s> Ahead<'s> {
+    /// Starts deciding ahead, when it applies; it gives up (`unknown`)
+    /// once `stop` is set.
+    fn start<'e>(
+        scope: &'s std::thread::Scope<'s, 'e>,
+        ix: &'s Index<'_>,
+        level: Level,
+        opts: &'s CheckOptions,
+        deadline: Option<Instant>,
+        stop: &'s AtomicBool,
+    ) -> Option<Ahead<'s>> {
+        let two = std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        if !two || !matches!(level, Level::Rc | Level::Ra) || ix.len() <= PLACE_SEARCH_MAX {
+            return None;
+        }
+        let w = Level::Cc;
+        let thread = std::thread::Builder::new()
+            .name("place-ahead".into())
+            .spawn_scoped(scope, move || {
+                let now = Instant::now();
+                decide(ix, w, opts, false, now, deadline, Some((now, stop)))
+            })
+            .ok()?;
+        Some(Ahead {
+            level: w,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Its outcome, once decided, or `unknown` once `give_up` says so.
+    fn outcome(mut self, give_up: impl Fn() -> bool) -> Outcome {
+        let thread = self.thread.take().expect("joined once");
+        while !thread.is_finished() && !give_up() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        thread
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    }
+}
+
+impl Drop for Ahead<'_> {
+    /// Not wanted after all: it stops (its scope joins it).
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// How long placing the other levels may take, beyond what deciding took.
 const PLACE_MIN: Duration = Duration::from_millis(100);
 /// How long placing may go on once the verdict is certified (placing runs
@@ -293,10 +363,12 @@ const PLACE_MAX: Duration = Duration::from_secs(4);
 /// weak levels also stop past `soft.0` once `soft.1` is set (the verdict
 /// is certified), so placing them never holds up the verdict (on
 /// histories larger than [`PLACE_SEARCH_MAX`]; smaller ones place fast).
+#[allow(clippy::too_many_arguments)]
 fn place(
     ix: &Index,
     level: Level,
     out: &Outcome,
+    mut ahead: Option<Ahead<'_>>,
     opts: &CheckOptions,
     deadline: Option<Instant>,
     soft: Option<(Instant, &AtomicBool)>,
@@ -345,13 +417,19 @@ fn place(
         if w == level || fails.contains(&w) || satisfies.contains(&w) || unplaced.contains(&w) {
             continue;
         }
-        let stopped =
-            soft.is_some_and(|(at, done)| Instant::now() > at && done.load(Ordering::Relaxed));
-        if stopped || Instant::now() > until || (searched(w) && ix.len() > PLACE_SEARCH_MAX) {
-            unplaced.push(w);
-            continue;
-        }
-        let o = decide(ix, w, opts, false, Instant::now(), Some(until), soft);
+        let stopped = || {
+            soft.is_some_and(|(at, done)| Instant::now() > at && done.load(Ordering::Relaxed))
+                || Instant::now() > until
+        };
+        let o = match ahead.take_if(|a| a.level == w) {
+            // Decided on the other core meanwhile, on the same budget.
+            Some(a) => a.outcome(stopped),
+            None if stopped() || (searched(w) && ix.len() > PLACE_SEARCH_MAX) => {
+                unplaced.push(w);
+                continue;
+            }
+            None => decide(ix, w, opts, false, Instant::now(), Some(until), soft),
+        };
         match o.verdict {
             Verdict::Ok => {
                 satisfies.extend(implied_by(w, dbts));
