@@ -230,13 +230,7 @@ fn next_order(
     pos: &[u32],
 ) -> Option<Vec<u32>> {
     let n = cx.ix.len();
-    let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
-    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(added.len());
-    for &(t2, t1) in added {
-        indeg[t2 as usize] += 1;
-        pairs.push((t1, t2));
-    }
-    let more = Csr::from_pairs(n, &pairs);
+    let (mut indeg, more) = with_added(n, preds, added);
     // Passed by the scan while waiting, and since released: by position.
     let mut released: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
     let mut out = Vec::with_capacity(order.len());
@@ -270,6 +264,18 @@ fn next_order(
     (out.len() == order.len()).then_some(out)
 }
 
+/// The in-degrees of `so ∪ wr ∪ added`, and the added edges as CSR from
+/// the transaction that must commit first.
+fn with_added(n: usize, preds: &Csr, added: &[(u32, u32)]) -> (Vec<u32>, Csr) {
+    let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(added.len());
+    for &(t2, t1) in added {
+        indeg[t2 as usize] += 1;
+        pairs.push((t1, t2));
+    }
+    (indeg, Csr::from_pairs(n, &pairs))
+}
+
 /// The order [`next_order`] gives, by a heap of every ready transaction:
 /// its definition, for the tests.
 #[cfg(test)]
@@ -281,13 +287,7 @@ fn next_order_by_heap(
     order: &[u32],
     pos: &[u32],
 ) -> Option<Vec<u32>> {
-    let mut indeg: Vec<u32> = (0..n as u32).map(|t| preds.of(t).len() as u32).collect();
-    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(added.len());
-    for &(t2, t1) in added {
-        indeg[t2 as usize] += 1;
-        pairs.push((t1, t2));
-    }
-    let more = Csr::from_pairs(n, &pairs);
+    let (mut indeg, more) = with_added(n, preds, added);
     let mut heap: BinaryHeap<Reverse<u32>> = order
         .iter()
         .filter(|&&t| indeg[t as usize] == 0)
