@@ -37,7 +37,7 @@ use crate::decide::depgraph::{Dep, DepGraph, Orders, VersionOrder};
 use crate::decide::mini::{not_mini, version_order, Divergence};
 use crate::decide::weak::WeakVerdict;
 use crate::explain::evidence;
-use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly};
+use crate::explain::{cycle_anomaly, divergence_anomaly, finding_anomaly, finding_class};
 use crate::index::Index;
 use crate::lattice::{forbidding, forbids, implies, stronger_or_equal, weaker_or_equal};
 use crate::options::{CheckOptions, Stage};
@@ -529,7 +529,8 @@ struct Found {
 type Class = (AnomalyKind, Scope, Option<CommonName>);
 
 impl Found {
-    /// Found and kept: no check here, the level's own decision.
+    /// Nothing found yet; counterexamples only when `explain`, at most
+    /// `max_examples` of each kind.
     fn new(explain: bool, opts: &CheckOptions) -> Found {
         Found {
             explain,
@@ -606,7 +607,7 @@ fn decide(
     for f in ix.findings.iter().chain(&list_findings) {
         if forbids(level, f.kind, Scope::Item) {
             found.show_class(
-                (f.kind, Scope::Item, None),
+                finding_class(f),
                 || finding_anomaly(ix, f),
                 || Some(evidence::finding(f)),
             );

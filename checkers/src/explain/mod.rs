@@ -244,6 +244,12 @@ pub fn cycle_text(ix: &Index, edges: &[TxnEdge]) -> String {
     s
 }
 
+/// The kind, scope and common name of [`finding_anomaly`]'s counterexample,
+/// known before it is built (the report counts anomalies by them).
+pub fn finding_class(f: &Finding) -> (AnomalyKind, Scope, Option<CommonName>) {
+    (f.kind, Scope::Item, None)
+}
+
 /// A non-cyclic anomaly as a counterexample.
 pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
     let t = f.txn;
@@ -376,10 +382,11 @@ pub fn finding_anomaly(ix: &Index, f: &Finding) -> Anomaly {
     }
     let mut txns: Vec<TxnView> = writers.iter().map(|&w| txn_view(ix, w)).collect();
     txns.push(txn_view(ix, t));
+    let (kind, scope, common) = finding_class(f);
     Anomaly {
-        kind: f.kind,
-        scope: Scope::Item,
-        common: None,
+        kind,
+        scope,
+        common,
         summary,
         txns,
         edges,
