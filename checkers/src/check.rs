@@ -301,8 +301,10 @@ impl<'s> Ahead<'s> {
         deadline: Option<Instant>,
         stop: &'s AtomicBool,
     ) -> Option<Ahead<'s>> {
-        let two = std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
-        if !two || !matches!(level, Level::Rc | Level::Ra) || ix.len() <= PLACE_SEARCH_MAX {
+        if !crate::two_cores()
+            || !matches!(level, Level::Rc | Level::Ra)
+            || ix.len() <= PLACE_SEARCH_MAX
+        {
             return None;
         }
         let w = Level::Cc;

@@ -77,6 +77,12 @@ pub use report::{
 pub use check::check;
 pub use options::{CheckOptions, OnVerdict, Progress, Stage};
 
+/// True when a second thread has a core of its own: work is split in two
+/// only then.
+pub(crate) fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|c| c.get() > 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{check, CheckOptions, Stage, Verdict};

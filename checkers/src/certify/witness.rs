@@ -139,8 +139,7 @@ fn replay_shares<F>(steps: usize, replay: F) -> R<()>
 where
     F: Fn(Share) -> Result<(), (usize, CertError)> + Sync,
 {
-    let two = steps >= SHARED_FROM.load(Ordering::Relaxed)
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let two = steps >= SHARED_FROM.load(Ordering::Relaxed) && crate::two_cores();
     if !two {
         return replay(Share::ALL).map_err(|(_, e)| e);
     }

@@ -392,8 +392,7 @@ fn edges_of<L: EdgeLabel>(
 ) -> GraphBuilder<L> {
     let mut b = GraphBuilder::new(0);
     let mut e = Edges::new(&mut b, model, ix.len());
-    let two = ix.len() >= PARALLEL_BUILD
-        && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+    let two = ix.len() >= PARALLEL_BUILD && crate::two_cores();
     if !two {
         e.structure(ix, orders);
         add_wr_edges(ix, &mut e);

@@ -140,8 +140,7 @@ impl<'h> Index<'h> {
         };
         let mut dup: Vec<Finding> = Vec::new();
         // Pass 1: the writes here, the census on the other core.
-        let two =
-            n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let two = n >= PARALLEL_READS && crate::two_cores();
         let c = if two {
             std::thread::scope(|s| {
                 let counting = std::thread::Builder::new()
@@ -377,8 +376,7 @@ impl<'h> Index<'h> {
         // The keys only read were interned by pass 1, so the passes below
         // only look keys up and can share the index.
         let n = h.txns.len();
-        let two =
-            n >= PARALLEL_READS && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let two = n >= PARALLEL_READS && crate::two_cores();
         let split = if two { n / 2 } else { n };
         let ops_before_split: usize = h.txns[..split].iter().map(|t| t.ops.len()).sum();
         // Written keys in key order, for range reads.

@@ -232,8 +232,7 @@ impl Writers {
                 );
             }
         }
-        let two = wkeys.len() >= PARALLEL_WRITES
-            && std::thread::available_parallelism().is_ok_and(|c| c.get() > 1);
+        let two = wkeys.len() >= PARALLEL_WRITES && crate::two_cores();
         let part = |p: u32| {
             let mut map: FxHashMap<(u32, Value), WriteLoc> =
                 FxHashMap::with_capacity_and_hasher(counts[p as usize], Default::default());
