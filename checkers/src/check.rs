@@ -285,12 +285,14 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 /// holds, so an anomalous verdict stops it unused; the other levels are
 /// placed on the checking thread.
 struct Ahead<'s> {
-    level: Level,
     stop: &'s AtomicBool,
     thread: Option<std::thread::ScopedJoinHandle<'s, Outcome>>,
 }
 
 impl<'s> Ahead<'s> {
+    /// The level decided ahead.
+    const LEVEL: Level = Level::Cc;
+
     /// Starts deciding ahead, when it applies; it gives up (`unknown`)
     /// once `stop` is set.
     fn start<'e>(
@@ -307,16 +309,22 @@ impl<'s> Ahead<'s> {
         {
             return None;
         }
-        let w = Level::Cc;
         let thread = std::thread::Builder::new()
             .name("place-ahead".into())
             .spawn_scoped(scope, move || {
                 let now = Instant::now();
-                decide(ix, w, opts, false, now, deadline, Some((now, stop)))
+                decide(
+                    ix,
+                    Self::LEVEL,
+                    opts,
+                    false,
+                    now,
+                    deadline,
+                    Some((now, stop)),
+                )
             })
             .ok()?;
         Some(Ahead {
-            level: w,
             stop,
             thread: Some(thread),
         })
@@ -423,7 +431,7 @@ fn place(
             soft.is_some_and(|(at, done)| Instant::now() > at && done.load(Ordering::Relaxed))
                 || Instant::now() > until
         };
-        let o = match ahead.take_if(|a| a.level == w) {
+        let o = match ahead.take_if(|_| w == Ahead::LEVEL) {
             // Decided on the other core meanwhile, on the same budget.
             Some(a) => a.outcome(stopped),
             None if stopped() || (searched(w) && ix.len() > PLACE_SEARCH_MAX) => {
