@@ -154,6 +154,34 @@ fn views(log: &Path) -> String {
     lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
+/// The value an op writes, if it writes.
+fn written(op: &history::Op) -> Option<i64> {
+    match *op {
+        history::Op::Write { value, .. }
+        | history::Op::Insert { value, .. }
+        | history::Op::Delete { value, .. }
+        | history::Op::Append { value, .. } => Some(value),
+        _ => None,
+    }
+}
+
+/// What the clients of the nodes `node` picks saw, by second from `from`
+/// (a fault's start) and outcome (status and the error's first words).
+fn by_second(
+    h: &history::History,
+    from: u64,
+    node: impl Fn(Option<&str>) -> bool,
+) -> BTreeMap<(i64, String), usize> {
+    let mut seen = BTreeMap::new();
+    for t in h.txns.iter().filter(|t| node(t.node.as_deref())) {
+        let e = t.error.as_deref().unwrap_or("-");
+        let e = e.get(..e.len().min(30)).unwrap_or(e);
+        let s = (t.start.unwrap_or(0) as i64 - from as i64).div_euclid(1_000_000_000);
+        *seen.entry((s, format!("{:?} {e}", t.status))).or_default() += 1;
+    }
+    seen
+}
+
 /// The harness's namespaces whose names start with `prefix`.
 fn namespaces(prefix: &str) -> Vec<String> {
     let o = Command::new("ip")
@@ -309,6 +337,21 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
         Some("isolate: galera-3 | galera-1 galera-2")
     );
     let (from, to) = (f.start, f.end.expect("healed"));
+    // A client keeps its node across reconnects (client c on galera-(c mod
+    // 3 + 1)); the write values' high bits name the client.
+    let moved: Vec<(u64, &str)> = h
+        .txns
+        .iter()
+        .filter_map(|t| Some((t.node.as_deref()?, t.ops.iter().find_map(written)?)))
+        .map(|(node, v)| ((v as u64) >> 32, node))
+        .filter(|&(client, node)| node != format!("galera-{}", client % 3 + 1))
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "{} transactions off their client's node (client, node), first: {:?}",
+        moved.len(),
+        &moved[..moved.len().min(10)]
+    );
     // The cut-off node refuses work with 1047, a clean `fail`, once it has
     // declared its peers gone and installed a non-primary view (6 s after
     // the cut on an idle machine; on a loaded CI machine once not within
@@ -321,17 +364,7 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
         .collect();
     // What galera-3's clients saw, second by second from the cut, so that
     // a failure explains itself.
-    let mut seen = std::collections::BTreeMap::<(i64, String), usize>::new();
-    for t in h
-        .txns
-        .iter()
-        .filter(|t| t.node.as_deref() == Some("galera-3"))
-    {
-        let e = t.error.as_deref().unwrap_or("-");
-        let e = e.get(..e.len().min(30)).unwrap_or(e);
-        let s = (t.start.unwrap_or(0) as i64 - from as i64).div_euclid(1_000_000_000);
-        *seen.entry((s, format!("{:?} {e}", t.status))).or_default() += 1;
-    }
+    let seen = by_second(&h, from, |n| n == Some("galera-3"));
     eprintln!("galera-3 by second from the cut: {seen:?}");
     let n3 = views(&c.state.join("n3").join("server.log"));
     eprintln!("galera-3's views:\n{n3}");
@@ -362,28 +395,17 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
         .filter(|&s| s > from && s < to)
         .map(|s| (s - from) / 1_000_000)
         .collect();
-    // What the majority saw, second by second (ok/fail/info), so that a
-    // failure explains itself.
-    let mut per_s = std::collections::BTreeMap::<u64, [u32; 3]>::new();
-    for t in h
-        .txns
-        .iter()
-        .filter(|t| t.node.as_deref() != Some("galera-3"))
-        .filter(|t| t.start.is_some_and(|s| s > from && s < to))
-    {
-        let slot = match t.status {
-            history::Status::Ok => 0,
-            history::Status::Fail => 1,
-            history::Status::Info => 2,
-        };
-        per_s
-            .entry((t.start.unwrap() - from) / 1_000_000_000)
-            .or_default()[slot] += 1;
-    }
+    // What the majority saw, second by second, and what its nodes logged,
+    // so that a failure explains itself.
+    let per_s = by_second(&h, from, |n| n != Some("galera-3"));
+    eprintln!("the majority's commits in the cut: {}", majority.len());
+    let n1 = views(&c.state.join("n1").join("server.log"));
+    let n2 = views(&c.state.join("n2").join("server.log"));
     assert!(
         majority.iter().any(|&ms| ms > 7_000),
-        "the majority commits while galera-3 is cut off (commits at ms {majority:?}; \
-         ok/fail/info by second: {per_s:?})"
+        "the majority commits while galera-3 is cut off (commits at ms {majority:?}, \
+         the heal at ms {}); it saw {per_s:?}; galera-1's views:\n{n1}\ngalera-2's views:\n{n2}",
+        (to - from) / 1_000_000
     );
     // The cluster heals: all three nodes synced again.
     let t = Instant::now();

@@ -112,9 +112,12 @@ pub trait Database: Send + Sync {
         Ok(())
     }
 
-    /// Opens one connection for `session`; may be called again for the same
-    /// client after its connection broke.
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError>;
+    /// Opens one connection for the client numbered `client`, which picks
+    /// its node where there are several. Called again with the same number
+    /// after the connection broke, it reconnects the client to the same
+    /// node, as a Jepsen worker keeps its node: a client that moved on
+    /// would leave the nodes it left untested and crowd the ones it joined.
+    async fn connect(&self, client: u64) -> Result<Box<dyn Session>, AdapterError>;
 
     /// What the adapter skipped or could not do so far (e.g. TiDB-only
     /// statements on a server that is not TiDB), each said once, for the

@@ -57,6 +57,7 @@ shared_cases! {
         a_concurrent_insert_fails_with_a_unique_violation::<My>(MY, "my_unique");
     a_connection_lost_during_commit_is_info::<My>(MY, "my_info");
     a_connection_killed_before_commit_fails_and_reconnecting_works::<My>(MY, "my_killed");
+    a_statement_past_its_timeout_is_let_go_without_waiting::<My>(MY, "my_abandoned");
     // A run owns its tables: GET_LOCK, then the tables themselves.
     a_runs_tables_are_guarded_and_dropped_at_teardown::<My>(
         MY,

@@ -36,6 +36,7 @@ shared_cases! {
         a_concurrent_insert_fails_with_a_unique_violation::<Pg>(PG, "unique");
     a_deadlock_fails_one_side_with_40p01 = a_deadlock_fails_one_side::<Pg>(PG, "deadlock");
     a_connection_killed_before_commit_fails_and_reconnecting_works::<Pg>(PG, "killed");
+    a_statement_past_its_timeout_is_let_go_without_waiting::<Pg>(PG, "abandoned");
     a_connection_lost_during_commit_is_info::<Pg>(PG, "info");
     a_server_that_is_down_fails_fast_with_a_redacted_url_and_a_hint(
         PG,

@@ -1,7 +1,8 @@
 //! Routing a run's sessions over a cluster's nodes: each client is pinned
-//! to one writable node (round robin by session id); where the cluster has
-//! read-only nodes (PostgreSQL standbys), its read-only transactions go to
-//! one of those instead (round robin too). Every transaction records the
+//! to one writable node (round robin by client number, kept across
+//! reconnects); where the cluster has read-only nodes (PostgreSQL
+//! standbys), its read-only transactions go to one of those instead (round
+//! robin too). Every transaction records the
 //! node that served it.
 //!
 //! A cluster whose one writable node moves (Patroni's leader) is routed
@@ -171,7 +172,7 @@ impl Routed {
     }
 
     /// A session on a reader other than the node named `not` (the
-    /// leader), round robin by session; `None` when none answers.
+    /// leader), round robin by client; `None` when none answers.
     async fn connect_replica(&self, session: u64, not: &str) -> Option<(String, Box<dyn Session>)> {
         let n = self.readers.len();
         for k in 0..n {

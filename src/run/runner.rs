@@ -184,7 +184,7 @@ pub async fn client(
     while !shared.stop.load(Ordering::Relaxed) {
         let s = match session.as_mut() {
             Some(s) => s,
-            None => match reconnect(&shared).await {
+            None => match reconnect(&shared, client).await {
                 Ok((id, s)) => {
                     session_id = id;
                     session.insert(s)
@@ -270,10 +270,13 @@ pub async fn client(
     end
 }
 
-/// Opens a new connection with exponential backoff. `Err(None)` when the
-/// run ended meanwhile, `Err(Some(why))` when the database stayed
-/// unreachable for the whole reconnect window.
-async fn reconnect(shared: &Shared) -> Result<(u64, Box<dyn Session>), Option<String>> {
+/// Opens a new connection for `client`, on its node, with exponential
+/// backoff. `Err(None)` when the run ended meanwhile, `Err(Some(why))` when
+/// the database stayed unreachable for the whole reconnect window.
+async fn reconnect(
+    shared: &Shared,
+    client: u32,
+) -> Result<(u64, Box<dyn Session>), Option<String>> {
     let began = Instant::now();
     let mut delay = Duration::from_millis(50);
     // A reconnected client is a new session: its transactions are not
@@ -283,7 +286,8 @@ async fn reconnect(shared: &Shared) -> Result<(u64, Box<dyn Session>), Option<St
         if shared.stop.load(Ordering::Relaxed) || shared.budget.exhausted() {
             return Err(None);
         }
-        let attempt = tokio::time::timeout(shared.connect_timeout, shared.db.connect(id));
+        let attempt =
+            tokio::time::timeout(shared.connect_timeout, shared.db.connect(u64::from(client)));
         let result = match attempt.await {
             Ok(r) => r.map_err(|e| e.to_string()),
             Err(_) => Err(format!(

@@ -210,6 +210,41 @@ pub async fn a_connection_killed_before_commit_fails_and_reconnecting_works<S: S
     then_reads(db.connect(1).await.unwrap(), &iso, 9, None).await;
 }
 
+/// A statement that waits for a lock past the statement timeout: the
+/// transaction failed with a timeout, the connection is broken, and closing
+/// it does not wait for the server to answer the abandoned statement (the
+/// lock is still held: the server would answer only when it is released,
+/// or its lock wait times out).
+pub async fn a_statement_past_its_timeout_is_let_go_without_waiting<S: Server>(
+    kind: DbKind,
+    tag: &str,
+) {
+    let (_, mut ext, url) = fixture::<S>(kind, tag).await;
+    let mut opts = OpenOptions::new(vec![url], std::env::temp_dir());
+    opts.statement_timeout = Duration::from_secs(1);
+    let db = adapters::open(kind, &opts).unwrap();
+    let insert = "INSERT INTO isoharness_registers VALUES (8, 1, false)";
+    exec_all::<S>(&mut ext, &[S::BEGIN, insert]).await;
+    let iso = db.isolation(Level::Ser, None).unwrap();
+    let mut s = db.connect(0).await.unwrap();
+    let o = s
+        .run(&plan(vec![Step::Write(k(8), 6)]), &iso)
+        .await
+        .unwrap();
+    assert_eq!(o.status, Status::Fail, "{:?}", o.error);
+    assert_eq!(o.error.as_ref().unwrap().class, ErrorClass::Timeout);
+    assert!(o.broken, "an abandoned statement breaks the connection");
+    let closing = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(4), s.close()).await;
+    assert!(
+        closed.is_ok(),
+        "the close waited {:?} for the abandoned statement",
+        closing.elapsed()
+    );
+    exec_all::<S>(&mut ext, &["ROLLBACK"]).await;
+    then_reads(db.connect(1).await.unwrap(), &iso, 8, None).await;
+}
+
 /// A connection cut as the client sends COMMIT: the outcome is unknown
 /// (info), and the server, which never saw COMMIT, has not the write.
 pub async fn a_connection_lost_during_commit_is_info<S: Server>(kind: DbKind, tag: &str) {
