@@ -391,9 +391,10 @@ impl<P: Protocol> Family<P> {
         shown.join(",")
     }
 
-    /// The endpoint session `session` uses: round-robin.
-    pub(crate) fn endpoint(&self, session: u64) -> &Endpoint<P::Opts> {
-        &self.endpoints[(session % self.endpoints.len() as u64) as usize]
+    /// The endpoint client `client` uses: round robin, the same on every
+    /// reconnect.
+    pub(crate) fn endpoint(&self, client: u64) -> &Endpoint<P::Opts> {
+        &self.endpoints[(client % self.endpoints.len() as u64) as usize]
     }
 
     /// Connects to `ep`, failing within the connect timeout with the
@@ -560,13 +561,13 @@ impl<P: Protocol> Family<P> {
         unreachable!("the admin endpoints are never empty")
     }
 
-    /// Opens a connection for `session` on its endpoint, with the session
-    /// settings every dialect runs.
+    /// Opens a connection for client `client` on its endpoint, with the
+    /// session settings every dialect runs.
     pub(crate) async fn connect(
         &self,
-        session: u64,
+        client: u64,
     ) -> Result<(P::Conn, &Endpoint<P::Opts>), AdapterError> {
-        let ep = self.endpoint(session);
+        let ep = self.endpoint(client);
         let mut conn = self.open(ep).await?;
         P::init(self, ep, &mut conn).await?;
         Ok((conn, ep))
@@ -718,8 +719,8 @@ impl<P: Protocol, D: Dialect<P>> Database for SqlDatabase<P, D> {
         self.family.teardown(keep_tables).await
     }
 
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
-        let (mut conn, ep) = self.family.connect(session).await?;
+    async fn connect(&self, client: u64) -> Result<Box<dyn Session>, AdapterError> {
+        let (mut conn, ep) = self.family.connect(client).await?;
         let extra = self.dialect.prepare(&self.family, ep, &mut conn).await?;
         Ok(self.family.session(ep, conn, extra))
     }

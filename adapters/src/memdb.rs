@@ -801,9 +801,9 @@ impl Database for MemDatabase {
         Ok(())
     }
 
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
+    async fn connect(&self, client: u64) -> Result<Box<dyn Session>, AdapterError> {
         Ok(Box::new(SqlSession::new(
-            self.db.connect(session),
+            self.db.connect(client),
             self.limits.clone(),
         )))
     }

@@ -237,7 +237,7 @@ impl Database for Sqlite {
         })
     }
 
-    async fn connect(&self, _session: u64) -> Result<Box<dyn Session>, AdapterError> {
+    async fn connect(&self, _client: u64) -> Result<Box<dyn Session>, AdapterError> {
         let conn = self.open_conn().await?;
         Ok(Box::new(SqlSession::new(
             SqliteConn {

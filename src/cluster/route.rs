@@ -2,8 +2,7 @@
 //! to one writable node (round robin by client number, kept across
 //! reconnects); where the cluster has read-only nodes (PostgreSQL
 //! standbys), its read-only transactions go to one of those instead (round
-//! robin too). Every transaction records the
-//! node that served it.
+//! robin too). Every transaction records the node that served it.
 //!
 //! A cluster whose one writable node moves (Patroni's leader) is routed
 //! differently: its nodes are all `member`s, and every client connects to
@@ -151,11 +150,11 @@ impl Routed {
     async fn connect_leader(
         &self,
         hint: &AtomicUsize,
-        session: u64,
+        client: u64,
     ) -> Result<(usize, Box<dyn Session>), AdapterError> {
         let mut failed = Vec::new();
         for i in self.leader_first(hint) {
-            match self.writers[i].1.connect(session).await {
+            match self.writers[i].1.connect(client).await {
                 Ok(s) => {
                     hint.store(i, Ordering::Relaxed);
                     return Ok((i, s));
@@ -173,14 +172,14 @@ impl Routed {
 
     /// A session on a reader other than the node named `not` (the
     /// leader), round robin by client; `None` when none answers.
-    async fn connect_replica(&self, session: u64, not: &str) -> Option<(String, Box<dyn Session>)> {
+    async fn connect_replica(&self, client: u64, not: &str) -> Option<(String, Box<dyn Session>)> {
         let n = self.readers.len();
         for k in 0..n {
-            let (name, db) = &self.readers[(session as usize + k) % n];
+            let (name, db) = &self.readers[(client as usize + k) % n];
             if name == not {
                 continue;
             }
-            if let Ok(s) = db.connect(session).await {
+            if let Ok(s) = db.connect(client).await {
                 return Some((name.clone(), s));
             }
         }
@@ -188,8 +187,8 @@ impl Routed {
     }
 }
 
-fn pick<T>(v: &[T], session: u64) -> &T {
-    &v[(session % v.len() as u64) as usize]
+fn pick<T>(v: &[T], client: u64) -> &T {
+    &v[(client % v.len() as u64) as usize]
 }
 
 #[async_trait]
@@ -251,13 +250,13 @@ impl Database for Routed {
         first_err
     }
 
-    async fn connect(&self, session: u64) -> Result<Box<dyn Session>, AdapterError> {
+    async fn connect(&self, client: u64) -> Result<Box<dyn Session>, AdapterError> {
         if let Some(hint) = &self.leader {
-            let (i, write) = self.connect_leader(hint, session).await?;
+            let (i, write) = self.connect_leader(hint, client).await?;
             let wn = self.writers[i].0.clone();
             let read = match self.readers.is_empty() {
                 true => None,
-                false => self.connect_replica(session, &wn).await,
+                false => self.connect_replica(client, &wn).await,
             };
             return Ok(Box::new(RoutedSession {
                 write: (wn, write),
@@ -266,13 +265,13 @@ impl Database for Routed {
                 follow: true,
             }));
         }
-        let (wn, wdb) = pick(&self.writers, session);
-        let write = wdb.connect(session).await?;
+        let (wn, wdb) = pick(&self.writers, client);
+        let write = wdb.connect(client).await?;
         let read = match self.readers.is_empty() {
             true => None,
             false => {
-                let (rn, rdb) = pick(&self.readers, session);
-                match rdb.connect(session).await {
+                let (rn, rdb) = pick(&self.readers, client);
+                match rdb.connect(client).await {
                     Ok(s) => Some((rn.clone(), s)),
                     Err(e) => {
                         write.close().await;
