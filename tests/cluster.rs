@@ -154,17 +154,6 @@ fn views(log: &Path) -> String {
     lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
-/// The value an op writes, if it writes.
-fn written(op: &history::Op) -> Option<i64> {
-    match *op {
-        history::Op::Write { value, .. }
-        | history::Op::Insert { value, .. }
-        | history::Op::Delete { value, .. }
-        | history::Op::Append { value, .. } => Some(value),
-        _ => None,
-    }
-}
-
 /// What the clients of the nodes `node` picks saw, by second from `from`
 /// (a fault's start) and outcome (status and the error's first words).
 fn by_second(
@@ -342,8 +331,8 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
     let moved: Vec<(u64, &str)> = h
         .txns
         .iter()
-        .filter_map(|t| Some((t.node.as_deref()?, t.ops.iter().find_map(written)?)))
-        .map(|(node, v)| ((v as u64) >> 32, node))
+        .filter_map(|t| Some((t.node.as_deref()?, t.ops.iter().find_map(|o| o.written())?)))
+        .map(|(node, (_, v))| ((v as u64) >> 32, node))
         .filter(|&(client, node)| node != format!("galera-{}", client % 3 + 1))
         .collect();
     assert!(
@@ -399,13 +388,15 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
     // so that a failure explains itself.
     let per_s = by_second(&h, from, |n| n != Some("galera-3"));
     eprintln!("the majority's commits in the cut: {}", majority.len());
-    let n1 = views(&c.state.join("n1").join("server.log"));
-    let n2 = views(&c.state.join("n2").join("server.log"));
+    // The nodes' logs are read only when the assertion fails.
+    let log = |n: &str| views(&c.state.join(n).join("server.log"));
     assert!(
         majority.iter().any(|&ms| ms > 7_000),
         "the majority commits while galera-3 is cut off (commits at ms {majority:?}, \
-         the heal at ms {}); it saw {per_s:?}; galera-1's views:\n{n1}\ngalera-2's views:\n{n2}",
-        (to - from) / 1_000_000
+         the heal at ms {}); it saw {per_s:?}; galera-1's views:\n{}\ngalera-2's views:\n{}",
+        (to - from) / 1_000_000,
+        log("n1"),
+        log("n2")
     );
     // The cluster heals: all three nodes synced again.
     let t = Instant::now();
