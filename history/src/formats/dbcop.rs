@@ -215,6 +215,7 @@ pub fn read<R: Read>(input: R, total: u64, path: Option<&Path>) -> Result<Histor
     let mut txns = Vec::new();
     for s in 0..n_sessions {
         let n_txns = c.len("a session's number of transactions", 9)?;
+        txns.reserve(n_txns);
         for _ in 0..n_txns {
             let n_events = c.len("a transaction's number of events", EVENT_BYTES)?;
             let mut events = Vec::with_capacity(n_events);
@@ -265,7 +266,10 @@ pub(crate) fn push_txn(
     events: impl IntoIterator<Item = Event>,
     committed: bool,
 ) {
-    let mut ops = Vec::new();
+    // Sized from the events, not grown by doubling: at 10k transactions
+    // the doubled capacity was 1.4 MB of the check's peak.
+    let events = events.into_iter();
+    let mut ops = Vec::with_capacity(events.size_hint().0);
     let mut failed_writes = Vec::new();
     for e in events {
         let key = Key::Int(e.key);

@@ -126,7 +126,7 @@ pub(crate) fn parse(bytes: &[u8], path: Option<&Path>) -> Result<History, ParseE
             format!("column {}: {}", e.column(), json_message(&e)),
         )
     })?;
-    let mut txns = Vec::new();
+    let mut txns = Vec::with_capacity(sessions.iter().map(Vec::len).sum());
     for (s, session) in sessions.into_iter().enumerate() {
         for t in session {
             push_txn(
