@@ -393,6 +393,18 @@ awdit_rows() { # goal, exp, keys, sessions (or def), levels, target s, target MB
 # ---- the table ----
 
 machine "before"
+# The small histories' memory rests on linker/hot-symbols.txt naming the
+# functions this binary has: names carry hashes that change with the code
+# and the compiler, and a stale list costs megabytes of mapped code.
+if command -v nm >/dev/null; then
+  hot=$(nm --defined-only "$H" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u |
+    comm -12 - <(sort -u "$ROOT/linker/hot-symbols.txt") | wc -l)
+  listed=$(grep -c . "$ROOT/linker/hot-symbols.txt")
+  printf 'linker/hot-symbols.txt: %s of its %s functions are in this binary\n\n' "$hot" "$listed"
+  if [ $((hot * 10)) -lt $((listed * 9)) ]; then
+    echo "bench-goals.sh: linker/hot-symbols.txt is stale (under 90% found); renew it with scripts/hot-symbols.sh" >&2
+  fi
+fi
 echo "$HEADER"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 
