@@ -102,6 +102,9 @@ pub struct Index<'h> {
     /// Whether any op is a list append or list read (`History::has_lists`,
     /// found once here rather than by a scan in every stage).
     pub lists: bool,
+    /// Whether any op is a range read: found here, once, for the stages
+    /// that need the written keys in key order.
+    pub ranges: bool,
     /// Why the history is not made of mini-transactions (`None`: it is),
     /// found once by [`not_mini`](crate::decide::mini::not_mini) for every stage.
     pub(crate) not_mini: std::sync::OnceLock<Option<String>>,
@@ -134,6 +137,7 @@ impl<'h> Index<'h> {
             info_committed: 0,
             ops: 0,
             lists: false,
+            ranges: false,
             not_mini: std::sync::OnceLock::new(),
             not_mini_shaped: Vec::new(),
             duplicated: Default::default(),
@@ -163,6 +167,7 @@ impl<'h> Index<'h> {
         ix.session_of = c.session_of;
         ix.sessions = vec![Vec::new(); c.sessions as usize];
         ix.lists = c.lists;
+        ix.ranges = c.ranges;
         for f in &dup {
             if let Some((_, v)) = history.txns[f.txn as usize].ops[f.op as usize].written() {
                 ix.duplicated.insert((f.key, v));
@@ -797,6 +802,8 @@ struct Census {
     sessions: u32,
     /// Whether any op is a list append or a list read.
     lists: bool,
+    /// Whether any op is a range read.
+    ranges: bool,
 }
 
 impl Census {
@@ -810,6 +817,7 @@ impl Census {
             session_of: Vec::with_capacity(n),
             sessions: 0,
             lists: false,
+            ranges: false,
         };
         let mut sessions = SessionIds::default();
         for (t, txn) in h.txns.iter().enumerate() {
@@ -826,11 +834,13 @@ impl Census {
                 Status::Info => c.statuses.2 += 1,
             }
             c.session_of.push(sessions.slot(txn.session));
-            c.lists = c.lists
-                || txn
-                    .ops
-                    .iter()
-                    .any(|op| matches!(op, Op::ReadList { .. } | Op::Append { .. }));
+            for op in &txn.ops {
+                match op {
+                    Op::ReadList { .. } | Op::Append { .. } => c.lists = true,
+                    Op::RangeRead { .. } => c.ranges = true,
+                    _ => {}
+                }
+            }
         }
         c.sessions = sessions.count;
         c

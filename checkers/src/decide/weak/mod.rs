@@ -461,13 +461,8 @@ impl<'a> Ctx<'a> {
             wk[from..].sort_unstable();
         }
         wk_start.push(wk.len() as u32);
-        let has_ranges = ix
-            .history
-            .txns
-            .iter()
-            .any(|t| t.ops.iter().any(|o| matches!(o, Op::RangeRead { .. })));
         let mut written_sorted = Vec::new();
-        if has_ranges {
+        if ix.ranges {
             let mut seen = vec![false; ix.keys.len()];
             for &k in &wk {
                 seen[k as usize] = true;
