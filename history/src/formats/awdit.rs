@@ -34,10 +34,7 @@ fn close(cur: &mut Vec<Op>, session: u64, txns: &mut Vec<Txn>) -> bool {
         return false;
     }
     let id = txns.len() as u64;
-    // Exactly as long as it is: `cur` keeps its room for the next one.
-    let ops: Vec<Op> = cur.to_vec();
-    cur.clear();
-    txns.push(Txn::new(id, session, Status::Ok, ops));
+    txns.push(Txn::new(id, session, Status::Ok, std::mem::take(cur)));
     true
 }
 
@@ -52,6 +49,16 @@ enum Line {
     /// `=====`: the end of a session.
     EndSession,
     Op(Op),
+}
+
+/// What a block's lines say, with each run of op lines gathered by the
+/// worker that parsed it into the ops of (part of) one transaction: the
+/// reading thread only strings the transactions together.
+enum Piece {
+    EndTxn,
+    EndSession,
+    /// Consecutive op lines, exactly as long as they are.
+    Ops(Vec<Op>),
 }
 
 /// `r k v` / `w k v` with single spaces and plain integers, parsed without
@@ -125,24 +132,49 @@ fn parse_line(s: &str) -> Option<Result<Line, String>> {
 
 /// The lines of one block, parsed on a thread of its own; stops at the
 /// first error, with its line.
-fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Line>, Option<(usize, String)>) {
-    let mut out = Vec::with_capacity(chunk.bytes.len() / 8);
+fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Piece>, Option<(usize, String)>) {
+    let mut out = Vec::new();
+    let mut ops: Vec<Op> = Vec::new();
+    let put = |out: &mut Vec<Piece>, ops: &mut Vec<Op>, l: Line| match l {
+        Line::Op(op) => ops.push(op),
+        Line::EndTxn | Line::EndSession => {
+            if !ops.is_empty() {
+                out.push(Piece::Ops(ops.as_slice().to_vec()));
+                ops.clear();
+            }
+            out.push(if matches!(l, Line::EndTxn) {
+                Piece::EndTxn
+            } else {
+                Piece::EndSession
+            });
+        }
+    };
+    let mut failed = None;
     for (no, bytes, _) in chunk.lines() {
         if let Some(l) = fast_line(bytes) {
-            out.push(l);
+            put(&mut out, &mut ops, l);
             continue;
         }
         let s = match chunk.text(bytes) {
             Ok(s) => s,
-            Err(msg) => return (out, Some((no, msg))),
+            Err(msg) => {
+                failed = Some((no, msg));
+                break;
+            }
         };
         match parse_line(s) {
             None => {}
-            Some(Ok(l)) => out.push(l),
-            Some(Err(m)) => return (out, Some((no, m))),
+            Some(Ok(l)) => put(&mut out, &mut ops, l),
+            Some(Err(m)) => {
+                failed = Some((no, m));
+                break;
+            }
         }
     }
-    (out, None)
+    if !ops.is_empty() {
+        out.push(Piece::Ops(ops));
+    }
+    (out, failed)
 }
 
 /// Parses an AWDIT test history.
@@ -158,12 +190,14 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
     let mut session_used = false;
     let mut cur: Vec<Op> = Vec::new();
     let mut failed = None;
-    blocks::for_each_block(input, &|_| {}, parse_chunk, |(lines, err)| {
-        for l in lines {
-            match l {
-                Line::Op(op) => cur.push(op),
-                Line::EndTxn => session_used |= close(&mut cur, session, &mut txns),
-                Line::EndSession => {
+    blocks::for_each_block(input, &|_| {}, parse_chunk, |(pieces, err)| {
+        for p in pieces {
+            match p {
+                // Ops run on across a block's end only at its start.
+                Piece::Ops(ops) if cur.is_empty() => cur = ops,
+                Piece::Ops(ops) => cur.extend(ops),
+                Piece::EndTxn => session_used |= close(&mut cur, session, &mut txns),
+                Piece::EndSession => {
                     session_used |= close(&mut cur, session, &mut txns);
                     if session_used {
                         session += 1;
@@ -212,6 +246,41 @@ mod tests {
                 value: Some(0)
             }
         );
+    }
+
+    /// A file of several blocks (their ends fall inside transactions)
+    /// reads as the transactions written, in order.
+    #[test]
+    fn transactions_run_on_across_blocks() {
+        let mut text = String::new();
+        let mut want = Vec::new();
+        for s in 0..40u64 {
+            for t in 0..400i64 {
+                let ops: Vec<Op> = (0..1 + (t % 5))
+                    .map(|i| Op::Write {
+                        key: Key::Int(i),
+                        value: s as i64 * 10_000 + t,
+                    })
+                    .collect();
+                for op in &ops {
+                    if let Op::Write {
+                        key: Key::Int(k),
+                        value,
+                    } = op
+                    {
+                        text.push_str(&format!("w {k} {value}\n"));
+                    }
+                }
+                text.push_str("-----\n");
+                want.push((s, ops));
+            }
+            text.push_str("=====\n");
+        }
+        assert!(text.len() > 3 * (128 << 10), "{} bytes: one block", text.len());
+        let h = parse(&text, None).unwrap();
+        let got: Vec<(u64, Vec<Op>)> = h.txns.into_iter().map(|t| (t.session, t.ops)).collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the transactions differ");
     }
 
     #[test]
