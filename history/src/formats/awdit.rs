@@ -276,7 +276,11 @@ mod tests {
             }
             text.push_str("=====\n");
         }
-        assert!(text.len() > 3 * (128 << 10), "{} bytes: one block", text.len());
+        assert!(
+            text.len() > 3 * (128 << 10),
+            "{} bytes: one block",
+            text.len()
+        );
         let h = parse(&text, None).unwrap();
         let got: Vec<(u64, Vec<Op>)> = h.txns.into_iter().map(|t| (t.session, t.ops)).collect();
         assert_eq!(got.len(), want.len());
