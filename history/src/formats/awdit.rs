@@ -42,12 +42,17 @@ fn is_rule(s: &str, c: u8) -> bool {
     !s.is_empty() && s.bytes().all(|b| b == c)
 }
 
+/// A separator line.
+enum End {
+    /// `-----`: the end of a transaction.
+    Txn,
+    /// `=====`: the end of a session.
+    Session,
+}
+
 /// One line's meaning.
 enum Line {
-    /// `-----`: the end of a transaction.
-    EndTxn,
-    /// `=====`: the end of a session.
-    EndSession,
+    End(End),
     Op(Op),
 }
 
@@ -55,8 +60,7 @@ enum Line {
 /// worker that parsed it into the ops of (part of) one transaction: the
 /// reading thread only strings the transactions together.
 enum Piece {
-    EndTxn,
-    EndSession,
+    End(End),
     /// Consecutive op lines, exactly as long as they are.
     Ops(Vec<Op>),
 }
@@ -93,10 +97,10 @@ fn parse_line(s: &str) -> Option<Result<Line, String>> {
         return None;
     }
     if is_rule(s, b'-') {
-        return Some(Ok(Line::EndTxn));
+        return Some(Ok(Line::End(End::Txn)));
     }
     if is_rule(s, b'=') {
-        return Some(Ok(Line::EndSession));
+        return Some(Ok(Line::End(End::Session)));
     }
     let mut parts = s.split_whitespace();
     let op = parts.next().unwrap_or("");
@@ -137,16 +141,12 @@ fn parse_chunk(chunk: Chunk<'_>) -> (Vec<Piece>, Option<(usize, String)>) {
     let mut ops: Vec<Op> = Vec::new();
     let put = |out: &mut Vec<Piece>, ops: &mut Vec<Op>, l: Line| match l {
         Line::Op(op) => ops.push(op),
-        Line::EndTxn | Line::EndSession => {
+        Line::End(end) => {
             if !ops.is_empty() {
                 out.push(Piece::Ops(ops.as_slice().to_vec()));
                 ops.clear();
             }
-            out.push(if matches!(l, Line::EndTxn) {
-                Piece::EndTxn
-            } else {
-                Piece::EndSession
-            });
+            out.push(Piece::End(end));
         }
     };
     let mut failed = None;
@@ -196,8 +196,8 @@ pub fn read<R: Read>(input: R, path: Option<&Path>) -> Result<History, ParseErro
                 // Ops run on across a block's end only at its start.
                 Piece::Ops(ops) if cur.is_empty() => cur = ops,
                 Piece::Ops(ops) => cur.extend(ops),
-                Piece::EndTxn => session_used |= close(&mut cur, session, &mut txns),
-                Piece::EndSession => {
+                Piece::End(End::Txn) => session_used |= close(&mut cur, session, &mut txns),
+                Piece::End(End::Session) => {
                     session_used |= close(&mut cur, session, &mut txns);
                     if session_used {
                         session += 1;
