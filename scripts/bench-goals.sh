@@ -199,13 +199,11 @@ run_once() { # ours|peer, command...: one run; sets R_SECS R_KB R_CODE
   # timeout): on a 20 ms check, the process starts of a wrapper only one
   # side had were a tenth of its time.
   t0=$EPOCHREALTIME
-  if [ "$who" = peer ]; then
-    (ulimit -v "$mem"; exec /usr/bin/time -o time.txt -f "%e %M" timeout "$limit" "$@") \
-      >peer.out 2>&1 || R_CODE=$?
-  else
-    (ulimit -v "$mem"; exec /usr/bin/time -o time.txt -f "%e %M" timeout "$limit" "$@") \
-      >report.json 2>check.err || R_CODE=$?
-  fi
+  (
+    if [ "$who" = peer ]; then exec >peer.out 2>&1; else exec >report.json 2>check.err; fi
+    ulimit -v "$mem"
+    exec /usr/bin/time -o time.txt -f "%e %M" timeout "$limit" "$@"
+  ) || R_CODE=$?
   t1=$EPOCHREALTIME
   R_SECS=$(python3 -c "print(f'{$t1 - $t0:.3f}')")
   R_KB=$(tail -1 time.txt | awk '{print $2}')
