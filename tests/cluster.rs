@@ -327,12 +327,12 @@ fn galera_partition_and_kill_fail_cleanly_and_heal() {
     );
     let (from, to) = (f.start, f.end.expect("healed"));
     // A client keeps its node across reconnects (client c on galera-(c mod
-    // 3 + 1)); the write values' high bits name the client.
-    let moved: Vec<(u64, &str)> = h
+    // 3 + 1)); the write values name the client.
+    let moved: Vec<(u32, &str)> = h
         .txns
         .iter()
         .filter_map(|t| Some((t.node.as_deref()?, t.ops.iter().find_map(|o| o.written())?)))
-        .map(|(node, (_, v))| ((v as u64) >> 32, node))
+        .map(|(node, (_, v))| (workloads::write_id_client(v), node))
         .filter(|&(client, node)| node != format!("galera-{}", client % 3 + 1))
         .collect();
     assert!(

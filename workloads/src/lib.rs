@@ -40,7 +40,7 @@ pub use config::{KeyOrder, WorkloadConfig, KEY_ORDERS, WORKLOADS};
 pub use end::{ConditionResult, EndCheck, EndReport};
 pub use error::WorkloadError;
 pub use keys::{KeyDist, KeySampler};
-pub use plan::{write_id, Plan, Step, WriteIdBlock, FINAL_READ, FINAL_READ_CHUNK};
+pub use plan::{write_id, write_id_client, Plan, Step, WriteIdBlock, FINAL_READ, FINAL_READ_CHUNK};
 
 /// What tables a workload needs the adapter to create before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -120,9 +120,22 @@ pub fn write_id(client: u32, counter: u32) -> Value {
     ((client as i64) << 32) | counter as i64
 }
 
+/// The client that wrote `id` ([`write_id`]): which node served it, where
+/// clients keep theirs.
+pub fn write_id_client(id: Value) -> u32 {
+    (id >> 32) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_id_names_its_client() {
+        for (c, n) in [(0, 1), (7, 0), (7, u32::MAX), (u32::MAX, 3)] {
+            assert_eq!(write_id_client(write_id(c, n)), c, "write_id({c}, {n})");
+        }
+    }
 
     #[test]
     fn final_reads_read_every_written_key_in_chunks() {
