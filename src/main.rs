@@ -28,6 +28,7 @@ use cli::{Cli, Command};
 /// Parses the command line, runs the subcommand, and maps the result to
 /// the exit codes of docs/cli.md.
 fn main() -> ExitCode {
+    memory::keep_freed_memory();
     memory::no_fault_around();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -1,4 +1,4 @@
-//! The harness's own resident memory on small inputs.
+//! The harness's own memory on small inputs: resident pages, page faults.
 //!
 //! When a process touches a page of a file it maps (its own binary), Linux
 //! maps neighbouring pages already in the page cache with it
@@ -13,12 +13,36 @@
 //! under a millisecond. The functions a check runs are also linked
 //! together (`linker/hot-symbols.txt`, see `build.rs`), which takes the
 //! code mapped to 1.9 MB and the total to 4.9 MB.
+//!
+//! Every page the process touches for the first time is a minor fault as
+//! well, and glibc's allocator makes many more of them than the data
+//! needs: it serves each allocation over 128 kB (at first) with a fresh `mmap` and
+//! returns it to the system when freed, so a check that builds and drops
+//! vectors of a few MB touches new pages each time. [`keep_freed_memory`]
+//! keeps such memory for reuse.
 
 /// Turns fault-around off for the pages of the running binary (Linux; a
 /// no-op elsewhere, or when `/proc` is not there).
 pub fn no_fault_around() {
     #[cfg(target_os = "linux")]
     linux::advise_random();
+}
+
+/// Serves allocations of up to 8 MB from the heap, and keeps up to 32 MB
+/// of freed memory (16 MB past the heap's top) for the next ones, rather
+/// than mapping fresh pages for each and unmapping them when freed (glibc;
+/// a no-op elsewhere). On AWDIT's causal history of 2^16 events an rc
+/// check took 5,218 page faults and 45 ms of CPU before, 4,054–4,153 and
+/// 41.5–41.8 ms after (`perf stat`); peak memory stays within a few MB.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets the allocator's thresholds; it is
+    // called first thing in `main`, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+    }
 }
 
 #[cfg(target_os = "linux")]
