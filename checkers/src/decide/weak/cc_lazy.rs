@@ -38,8 +38,8 @@ use super::{Csr, Ctx, InitViolation, Limit, WLabel, Why, LIMIT_EVERY, MAX_INIT_K
 const MAX_KEYS: usize = 64;
 /// Up to this many row entries (64 MB), every transaction has a row of its
 /// own. On AWDIT's causal history of 2^20 events a cc decision took 280 ms
-/// so, with rows of a fixed width, against 319 ms with rows freed and
-/// reused as they fall out of use, of the written keys' number of entries.
+/// so, against 319 ms when rows (then as wide as the number of written
+/// keys, not a fixed width) were freed and reused as they fell out of use.
 const DIRECT_ROWS: usize = 1 << 24;
 /// Rounds before handing over to the exact algorithm (AWDIT's causal
 /// history of 2^20 events settles in 7).
