@@ -36,8 +36,9 @@ const MAX_HELD: usize = 4096;
 /// The reordering buffer between the clients and the history file.
 #[derive(Debug)]
 pub struct Holdback {
-    /// The highest write id in the file, per client (`value >> 32`).
-    released: HashMap<i64, Value>,
+    /// The highest write id in the file, per client
+    /// ([`workloads::write_id_client`]).
+    released: HashMap<u32, Value>,
     /// The writes of held transactions (how many of each).
     held_writes: HashMap<Value, u32>,
     /// (key, value) of every read given up on.
@@ -90,7 +91,10 @@ impl Holdback {
 
     /// Whether `k = v` is in the file already (or given up on).
     fn known(&self, k: &Key, v: Value) -> bool {
-        let in_file = self.released.get(&(v >> 32)).is_some_and(|&top| v <= top)
+        let in_file = self
+            .released
+            .get(&workloads::write_id_client(v))
+            .is_some_and(|&top| v <= top)
             && !self.held_writes.contains_key(&v);
         in_file || self.given_up.contains(&(k.clone(), v))
     }
@@ -98,7 +102,10 @@ impl Holdback {
     fn release(&mut self, t: Txn, out: &mut Vec<Txn>) {
         for op in &t.ops {
             if let Some((_, v)) = op.written() {
-                let top = self.released.entry(v >> 32).or_insert(v);
+                let top = self
+                    .released
+                    .entry(workloads::write_id_client(v))
+                    .or_insert(v);
                 *top = (*top).max(v);
             }
         }
