@@ -33,10 +33,10 @@ pub fn no_fault_around() {
 /// when freed (glibc; a no-op elsewhere). On AWDIT's causal history of
 /// 2^16 events an rc check took 5,431–5,436 page faults and 44.5–45.9 ms
 /// of CPU before, 4,848–4,992 and 43.2–43.6 ms after (`perf stat`), and
-/// pc on dbcop's 10,000-transaction history 20.0 MB at peak before, 19.1
-/// MB after. (Keeping freed memory at the heap's top as well, with
-/// `M_TOP_PAD` and `M_TRIM_THRESHOLD`, saved a few hundred faults more but
-/// took the latter to 23.9 MB.)
+/// pc on dbcop's 10,000-transaction history 20,032–20,080 KB at peak
+/// before, 19,004–19,108 KB after. (Keeping freed memory at the heap's top
+/// as well, `M_TOP_PAD` 16 MB, saved a few hundred faults more but took
+/// the latter to 23,632–23,948 KB.)
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `mallopt` only sets the allocator's thresholds; it is
