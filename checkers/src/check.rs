@@ -293,9 +293,9 @@ fn implying(l: Level, use_dbts: bool) -> Vec<Level> {
 struct Ahead<'s> {
     stop: &'s AtomicBool,
     thread: Option<std::thread::ScopedJoinHandle<'s, Option<Outcome>>>,
-    /// Tells the thread the index is there; dropped unsent, it tells it
-    /// to end.
-    go: Option<std::sync::mpsc::Sender<()>>,
+    /// Tells the thread the index is there, and the core it was built
+    /// on; dropped unsent, it tells it to end.
+    go: Option<std::sync::mpsc::Sender<Option<usize>>>,
 }
 
 impl<'s> Ahead<'s> {
@@ -324,11 +324,13 @@ impl<'s> Ahead<'s> {
         {
             return None;
         }
-        let (go, ready) = std::sync::mpsc::channel::<()>();
+        let (go, ready) = std::sync::mpsc::channel::<Option<usize>>();
         let thread = std::thread::Builder::new()
             .name("place-ahead".into())
             .spawn_scoped(scope, move || {
-                ready.recv().ok()?;
+                // Woken, it may run behind the checking thread on its core
+                // while the other idles (see [`crate::cores`]).
+                let _ = crate::cores::leave(ready.recv().ok()?);
                 let ix = indexed.get()?;
                 let now = Instant::now();
                 Some(decide(
@@ -351,7 +353,7 @@ impl<'s> Ahead<'s> {
 
     /// Sets it going: the index is there.
     fn go(mut self) -> Option<Self> {
-        self.go.take()?.send(()).ok()?;
+        self.go.take()?.send(crate::cores::here()).ok()?;
         Some(self)
     }
 

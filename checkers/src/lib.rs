@@ -53,6 +53,7 @@
 pub mod anomaly;
 pub mod certify;
 pub mod check;
+mod cores;
 pub mod decide;
 pub mod exhaustive;
 pub mod explain;
