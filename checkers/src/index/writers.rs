@@ -14,7 +14,10 @@
 //! instead a vector per value of the upper 32 bits, indexed by the lower
 //! bits: a read of a recent version then finds its writer near the other
 //! recent writes, in cache, where a hash table scatters them. That form is
-//! kept only while no two keys share a value; else the hash form is built.
+//! kept only while no two keys share a value. When they do but each key's
+//! values are dense, as per-key counters make them (AWDIT's generator
+//! writes 0, 1, 2, ... to each key), there is one such table per key;
+//! else the hash form is built.
 
 use rustc_hash::FxHashMap;
 
@@ -39,6 +42,7 @@ enum Repr {
     /// Split by the parity of the key id.
     Hash([FxHashMap<(u32, Value), WriteLoc>; 2]),
     Dense(Dense),
+    PerKey(PerKey),
 }
 
 impl Default for Writers {
@@ -73,6 +77,9 @@ struct Dense {
 
 /// The most groups (distinct upper halves) of the dense form.
 const MAX_GROUPS: i64 = 4096;
+
+/// The most written keys of the per-key dense form.
+const MAX_KEYED: usize = 1024;
 
 fn split(v: Value) -> (i64, i64) {
     (v >> 32, v & 0xffff_ffff)
@@ -134,6 +141,11 @@ impl Dense {
         })
     }
 
+    /// The number of slots, filled or not.
+    fn slots(&self) -> usize {
+        self.groups.iter().map(|g| g.slots.len()).sum()
+    }
+
     fn slot(&self, v: Value) -> Option<&Slot> {
         let (h, l) = split(v);
         let g = self.groups.get(usize::try_from(h - self.hi).ok()?)?;
@@ -144,6 +156,43 @@ impl Dense {
         let (h, l) = split(v);
         let g = self.groups.get_mut(usize::try_from(h - self.hi).ok()?)?;
         g.slots.get_mut(usize::try_from(l - g.lo).ok()?)
+    }
+}
+
+/// The per-key dense form: the dense form of each key's values, by key id.
+struct PerKey(Vec<Dense>);
+
+impl PerKey {
+    /// The empty per-key table for these writes (`wkeys[i]` wrote
+    /// `wvals[i]`), if each key's values are dense enough and all the
+    /// slots together at most twice as many as the writes.
+    fn plan(wkeys: &[u32], wvals: &[Value]) -> Option<PerKey> {
+        let keys = *wkeys.iter().max()? as usize + 1;
+        if keys > MAX_KEYED {
+            return None;
+        }
+        let mut values: Vec<Vec<Value>> = vec![Vec::new(); keys];
+        for (&k, &v) in wkeys.iter().zip(wvals) {
+            values[k as usize].push(v);
+        }
+        let tables: Vec<Dense> = values
+            .iter()
+            .map(|vs| match vs.is_empty() {
+                // Nobody wrote it: nothing is looked up in it.
+                true => Some(Dense {
+                    hi: 0,
+                    groups: Vec::new(),
+                    len: 0,
+                }),
+                false => Dense::plan(vs),
+            })
+            .collect::<Option<_>>()?;
+        let slots: usize = tables.iter().map(Dense::slots).sum();
+        (slots <= 2 * wvals.len() + 1024).then_some(PerKey(tables))
+    }
+
+    fn slot(&self, k: u32, v: Value) -> Option<&Slot> {
+        self.0.get(k as usize)?.slot(v).filter(|s| s.key == k)
     }
 }
 
@@ -190,12 +239,22 @@ impl Table for Dense {
     }
 }
 
+impl Table for PerKey {
+    fn first(&mut self, k: u32, v: Value, loc: WriteLoc) -> Result<Option<u32>, ()> {
+        self.0.get_mut(k as usize).ok_or(())?.first(k, v, loc)
+    }
+    fn get_mut(&mut self, k: u32, v: Value) -> Option<&mut WriteLoc> {
+        self.0.get_mut(k as usize)?.get_mut(k, v)
+    }
+}
+
 impl Writers {
     /// Where `value` was written to `key` (the first writer, if several).
     pub fn get(&self, kv: &(u32, Value)) -> Option<&WriteLoc> {
         match &self.repr {
             Repr::Hash(parts) => parts[(kv.0 & 1) as usize].get(kv),
             Repr::Dense(d) => d.slot(kv.1).filter(|s| s.key == kv.0).map(|s| &s.loc),
+            Repr::PerKey(d) => d.slot(kv.0, kv.1).map(|s| &s.loc),
         }
     }
 
@@ -204,6 +263,7 @@ impl Writers {
         match &self.repr {
             Repr::Hash(parts) => parts[0].len() + parts[1].len(),
             Repr::Dense(d) => d.len,
+            Repr::PerKey(d) => d.0.iter().map(|t| t.len).sum(),
         }
     }
 
@@ -227,6 +287,16 @@ impl Writers {
                 return (
                     Writers {
                         repr: Repr::Dense(d),
+                    },
+                    dups,
+                );
+            }
+        }
+        if let Some(mut d) = PerKey::plan(wkeys, wvals) {
+            if let Ok(dups) = fill(h, wkeys, None, &mut d) {
+                return (
+                    Writers {
+                        repr: Repr::PerKey(d),
                     },
                     dups,
                 );
@@ -467,8 +537,15 @@ mod tests {
     }
 
     #[test]
-    fn values_shared_by_keys_use_the_hash_form() {
-        // The same values on different keys: the dense form cannot hold them.
+    fn values_shared_by_keys_use_a_dense_form_per_key() {
+        // The same values on different keys, dense on each (about a
+        // counter per key, as AWDIT writes them): the dense form cannot
+        // hold them, a dense form per key can.
+        let h = history(2000, |i, j| (4 * (i / 7) + j) as i64);
+        assert!(matches!(build(&h).0.repr, Repr::PerKey(_)));
+        assert!(agrees(&h));
+        // Shared, and each key's spread over more than twice its writes:
+        // the hash form.
         let h = history(2000, |i, j| (i + j) as i64);
         assert!(matches!(build(&h).0.repr, Repr::Hash(_)));
         assert!(agrees(&h));
