@@ -329,7 +329,7 @@ impl<'s> Ahead<'s> {
             .name("place-ahead".into())
             .spawn_scoped(scope, move || {
                 // Woken, it may run behind the checking thread on its core
-                // while the other idles (see [`crate::cores`]).
+                // while the other idles (see `crate::cores`).
                 let _ = crate::cores::leave(ready.recv().ok()?);
                 let ix = indexed.get()?;
                 let now = Instant::now();
