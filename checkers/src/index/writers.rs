@@ -68,7 +68,9 @@ struct Group {
     slots: Vec<Slot>,
 }
 
-/// The dense form: `groups[hi - hi]`.
+/// The dense form: `groups[hi - hi]`; empty by default (nothing is
+/// found in it).
+#[derive(Default)]
 struct Dense {
     hi: i64,
     groups: Vec<Group>,
@@ -177,14 +179,13 @@ impl PerKey {
         }
         let tables: Vec<Dense> = values
             .iter()
-            .map(|vs| match vs.is_empty() {
-                // Nobody wrote it: nothing is looked up in it.
-                true => Some(Dense {
-                    hi: 0,
-                    groups: Vec::new(),
-                    len: 0,
-                }),
-                false => Dense::plan(vs),
+            // A key nobody wrote: nothing is looked up in it.
+            .map(|vs| {
+                if vs.is_empty() {
+                    Some(Dense::default())
+                } else {
+                    Dense::plan(vs)
+                }
             })
             .collect::<Option<_>>()?;
         let slots: usize = tables.iter().map(Dense::slots).sum();
