@@ -68,8 +68,8 @@ struct Group {
     slots: Vec<Slot>,
 }
 
-/// The dense form: `groups[hi - hi]`; empty by default (nothing is
-/// found in it).
+/// The dense form: value `v` is in group `(v >> 32) - hi`, at slot
+/// `(v & 0xffff_ffff) - lo`; empty by default (nothing is found in it).
 #[derive(Default)]
 struct Dense {
     hi: i64,
