@@ -12,11 +12,12 @@
 //! the core it moved to until it sleeps. On an ordinary scheduler the move
 //! costs two system calls.
 //!
-//! Only the thread that decides cc ahead does so
-//! ([`check`](crate::check)): moved too, the threads that parse, index and
-//! certify made the same check slower (alternating `perf stat -r 20`
-//! blocks: 0.0242–0.0249 s with only the cc thread moved, 0.0259–0.0276 s
-//! with every helper thread moved).
+//! Only the checking thread does so, woken once the thread that decides
+//! cc ahead has built the index ([`check`](crate::check)). When that
+//! thread was the one woken, and moved, the threads that parse, index and
+//! certify, moved too, made the same check slower (alternating `perf stat
+//! -r 20` blocks: 0.0242–0.0249 s with only the cc thread moved,
+//! 0.0259–0.0276 s with every helper thread moved).
 
 /// The core the calling thread runs on, when the system says.
 pub(crate) fn here() -> Option<usize> {
