@@ -13,33 +13,37 @@ use crate::session_writes::{
 };
 
 /// The distinct `so ∪ wr` predecessors of each committed transaction, as
-/// CSR in both directions: (preds, succs).
+/// CSR in both directions: (preds, succs). Each transaction's predecessors
+/// come in the order it names them (its session predecessor first), its
+/// successors in increasing order.
 pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
     let ix = cx.ix;
     let n = ix.len();
-    let mut pairs: Vec<(u32, u32)> = Vec::new(); // (reader, pred)
+    let mut start: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut adj: Vec<u32> = Vec::with_capacity(n + ix.read_count());
     let mut seen = vec![0u32; n];
-    for t3 in ix.committed_txns() {
-        let stamp = t3 + 1;
-        let (s, p) = (cx.sess_of[t3 as usize], cx.pos_of[t3 as usize]);
-        if p > 0 {
-            let prev = ix.sessions[s as usize][p as usize - 1];
-            seen[prev as usize] = stamp;
-            pairs.push((t3, prev));
-        }
-        let elements = cx.elements(t3).iter().map(|e| e.0);
-        for w in ix.reads(t3).iter().map(|r| r.writer).chain(elements) {
-            if w != INIT && seen[w as usize] != stamp {
-                seen[w as usize] = stamp;
-                pairs.push((t3, w));
+    start.push(0);
+    for t3 in 0..n as u32 {
+        if ix.committed[t3 as usize] {
+            let stamp = t3 + 1;
+            let (s, p) = (cx.sess_of[t3 as usize], cx.pos_of[t3 as usize]);
+            if p > 0 {
+                let prev = ix.sessions[s as usize][p as usize - 1];
+                seen[prev as usize] = stamp;
+                adj.push(prev);
+            }
+            let elements = cx.elements(t3).iter().map(|e| e.0);
+            for w in ix.reads(t3).iter().map(|r| r.writer).chain(elements) {
+                if w != INIT && seen[w as usize] != stamp {
+                    seen[w as usize] = stamp;
+                    adj.push(w);
+                }
             }
         }
+        start.push(adj.len() as u32);
     }
-    let preds = Csr::from_pairs(n, &pairs);
-    for p in pairs.iter_mut() {
-        *p = (p.1, p.0);
-    }
-    let succs = Csr::from_pairs(n, &pairs);
+    let preds = Csr { start, adj };
+    let succs = preds.reversed();
     (preds, succs)
 }
 

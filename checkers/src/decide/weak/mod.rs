@@ -859,4 +859,25 @@ impl Csr {
     fn of(&self, v: u32) -> &[u32] {
         &self.adj[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
     }
+
+    /// The same edges the other way, each list in increasing order.
+    fn reversed(&self) -> Csr {
+        let n = self.start.len() - 1;
+        let mut start = vec![0u32; n + 1];
+        for &b in &self.adj {
+            start[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut adj = vec![0u32; self.adj.len()];
+        for a in 0..n as u32 {
+            for &b in self.of(a) {
+                adj[fill[b as usize] as usize] = a;
+                fill[b as usize] += 1;
+            }
+        }
+        Csr { start, adj }
+    }
 }
