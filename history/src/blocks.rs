@@ -72,7 +72,7 @@ impl<'a> Chunk<'a> {
 }
 
 /// True when two threads are worth starting.
-fn two_cores() -> bool {
+pub(crate) fn two_cores() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 

@@ -20,6 +20,8 @@
 //! order; as in AWDIT, empty transactions and sessions (two separators in a
 //! row, a separator at the start or the end) are skipped.
 
+mod whole;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -230,9 +232,25 @@ fn read_sized<R: Read>(input: R, path: Option<&Path>, bytes: u64) -> Result<Hist
     Ok(History::from_txns(txns))
 }
 
+/// Files of these sizes are read whole and parsed in pieces ([`whole`]):
+/// a smaller one is a block or two of the streaming reader, and a larger
+/// one is read while it is parsed rather than held whole beside the
+/// history.
+const WHOLE: std::ops::RangeInclusive<u64> = (256 << 10)..=(64 << 20);
+
 /// Reads an AWDIT test history file.
 pub fn read_file(path: &Path) -> Result<History, ParseError> {
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    if WHOLE.contains(&bytes) && blocks::two_cores() {
+        let mut data = Vec::with_capacity(bytes as usize);
+        super::util::open(path)?
+            .read_to_end(&mut data)
+            .map_err(|e| ParseError::io(Some(path), e))?;
+        if let Some(h) = whole::parse(&data) {
+            return Ok(h);
+        }
+        return read_sized(data.as_slice(), Some(path), bytes);
+    }
     super::util::read_path(path, |f, p| read_sized(f, p, bytes))
 }
 
@@ -312,6 +330,27 @@ mod tests {
         let plain = "w 0 0\nw 1 0\n-----\nr 0 0\n=====\nw 0 1\n";
         let spaced = "w  0 0\n W 1\t0\n ----- \nR 0 0\r\n=====\nw 0 +1\n";
         assert_eq!(parse(plain, None).unwrap(), parse(spaced, None).unwrap());
+    }
+
+    /// A file read whole names a bad line as the streaming reader does.
+    #[test]
+    fn a_file_read_whole_names_its_bad_line() {
+        let mut text = String::new();
+        for s in 0..6000 {
+            text.push_str(&format!("w {s} 1\nr {s} 1\n-----\nw {s} 2\n=====\n"));
+        }
+        text.push_str("w 1 x\n");
+        let bad_line = text.lines().count();
+        for s in 0..6000 {
+            text.push_str(&format!("w {s} 3\n=====\n"));
+        }
+        assert!(WHOLE.contains(&(text.len() as u64)), "{} bytes", text.len());
+        let file = std::env::temp_dir().join(format!("awdit-whole-{}.txt", std::process::id()));
+        std::fs::write(&file, &text).unwrap();
+        let e = read_file(&file).unwrap_err();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(e.line, Some(bad_line), "{e}");
+        assert!(e.to_string().contains("value"), "{e}");
     }
 
     #[test]
