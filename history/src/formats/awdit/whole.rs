@@ -1,6 +1,6 @@
-//! An AWDIT file of up to some tens of megabytes, read whole and parsed in
-//! whole sessions on both cores, each transaction built straight into its
-//! place in the history.
+//! An AWDIT file of up to some tens of megabytes, read whole and parsed
+//! in pieces of whole sessions on both cores, each transaction built
+//! straight into its place in the history.
 //!
 //! The streaming reader ([`blocks`](crate::blocks)) parses blocks on two
 //! worker threads and strings their transactions together on the reading
