@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::index::INIT;
+use crate::index::{Index, INIT};
 
 use super::{Csr, Ctx, Forced, Limit, WLabel, Why, LIMIT_EVERY, NONE};
 use crate::graph::GraphBuilder;
@@ -17,8 +17,22 @@ use crate::session_writes::{
 /// come in the order it names them (its session predecessor first), its
 /// successors in increasing order.
 pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
-    let ix = cx.ix;
+    causal_edges_of(cx.ix, |t| cx.elements(t))
+}
+
+/// [`causal_edges`], with `elements(t)` the writers of list elements `t`
+/// read besides the versions it read (none in a history without lists).
+pub(super) fn causal_edges_of<'a>(
+    ix: &Index,
+    elements: impl Fn(u32) -> &'a [(u32, u32, u32)],
+) -> (Csr, Csr) {
     let n = ix.len();
+    let mut so_prev = vec![NONE; n];
+    for s in &ix.sessions {
+        for w in s.windows(2) {
+            so_prev[w[1] as usize] = w[0];
+        }
+    }
     let mut start: Vec<u32> = Vec::with_capacity(n + 1);
     let mut adj: Vec<u32> = Vec::with_capacity(n + ix.read_count());
     let mut seen = vec![0u32; n];
@@ -26,13 +40,12 @@ pub(super) fn causal_edges(cx: &Ctx) -> (Csr, Csr) {
     for t3 in 0..n as u32 {
         if ix.committed[t3 as usize] {
             let stamp = t3 + 1;
-            let (s, p) = (cx.sess_of[t3 as usize], cx.pos_of[t3 as usize]);
-            if p > 0 {
-                let prev = ix.sessions[s as usize][p as usize - 1];
+            let prev = so_prev[t3 as usize];
+            if prev != NONE {
                 seen[prev as usize] = stamp;
                 adj.push(prev);
             }
-            let elements = cx.elements(t3).iter().map(|e| e.0);
+            let elements = elements(t3).iter().map(|e| e.0);
             for w in ix.reads(t3).iter().map(|r| r.writer).chain(elements) {
                 if w != INIT && seen[w as usize] != stamp {
                     seen[w as usize] = stamp;

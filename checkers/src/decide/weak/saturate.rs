@@ -33,10 +33,10 @@ pub(super) fn saturate(
     lo: Option<&ListOrders>,
     limit: Limit,
 ) -> WeakOutcome {
-    let cx = Ctx::new(ix, lo);
     let method = "saturation";
-    let lazy = if level == Level::Cc && cc_lazy::applies(&cx) {
-        cc_lazy::cc_lazy(&cx, limit)
+    // Lazy saturation reads the index alone: a witness needs no context.
+    let lazy = if level == Level::Cc {
+        cc_lazy::cc_lazy(ix, limit)
     } else {
         Lazy::GaveUp
     };
@@ -50,6 +50,7 @@ pub(super) fn saturate(
             witness: Some(order),
         };
     }
+    let cx = Ctx::new(ix, lo);
     let Some(sat) = build(&cx, level, limit, lazy) else {
         return WeakOutcome {
             verdict: WeakVerdict::Unknown(format!(
