@@ -415,10 +415,16 @@ impl<'a> Scan<'a> {
             _ => return None,
         };
         let t = prev[p];
-        for &s in succs.of(t).iter().chain(self.more.of(t)) {
-            self.indeg[s as usize] -= 1;
-            if self.indeg[s as usize] == 0 && (self.prev_pos[s as usize] as usize) < self.next {
-                self.released.push(Reverse(self.prev_pos[s as usize]));
+        let passed = self.next;
+        let (indeg, prev_pos, released) = (&mut self.indeg, self.prev_pos, &mut self.released);
+        // The added edges apart: most transactions have none.
+        for list in [succs.of(t), self.more.of(t)] {
+            for &s in list {
+                let d = &mut indeg[s as usize];
+                *d -= 1;
+                if *d == 0 && (prev_pos[s as usize] as usize) < passed {
+                    released.push(Reverse(prev_pos[s as usize]));
+                }
             }
         }
         Some(t)
