@@ -40,6 +40,8 @@ profile() { # harness arguments...: one callgrind run (any exit code)
 G="python3 $ROOT/scripts/gen-history.py"
 $G text t.txt --events 3000 --sessions 8 --keys 50
 $G awdit a.awdit --events 3000 --sessions 8 --keys 50
+# Over 256 KB and 5,000 transactions: read whole in pieces, cc decided ahead.
+$G awdit big.awdit --events 40000 --sessions 200 --keys 8
 $G dbcop d.bincode --events 3000 --sessions 8 --keys 50
 $G elle-edn e.edn --events 2000 --sessions 8 --keys 50
 python3 "$ROOT/scripts/dbcop-history.py" violate \
@@ -56,6 +58,7 @@ for lvl in rc cc si ser sser; do
   profile check d.bincode --format dbcop --level "$lvl" --json
 done
 profile check e.edn --level si --json
+profile check big.awdit --level rc --json
 # The examples, as their manifest checks them, with a certificate and DOT.
 while IFS=$'\t' read -r path format level flags _; do
   case $path in '#'* | path) continue ;; esac
