@@ -190,7 +190,8 @@ pub(super) fn cc_lazy(ix: &Index, limit: Limit) -> Lazy {
 /// `direct_rows` row entries.
 fn with_rows(ix: &Index, limit: Limit, direct_rows: usize) -> Lazy {
     let (kid, k) = written_keys(ix);
-    // List reads' order edges are not part of the guess.
+    // Not tried with list reads (their order edges are not part of the
+    // guess), nor with many written keys (a round costs `O((n + e)·k)`).
     if ix.lists || k > MAX_KEYS {
         return Lazy::GaveUp;
     }
