@@ -836,16 +836,29 @@ fn isolate_the_leader(c: &Cluster, out: &Path) -> (Output, history::History) {
 /// upstream by patroni/patroni#2689): the cut-off leader, still busy
 /// demoting itself when the partition heals, writes the leader key the new
 /// leader holds, promotes its old data, and the new leader's acknowledged
-/// commits are gone. `log` is what the cut-off node (patroni-1) logged
-/// during the run; `changes` the leader changes the run saw.
-fn patroni_took_the_lock_back(log: &str, changes: &[&history::Fault]) -> bool {
-    let back = changes.iter().any(|l| {
+/// commits are gone. Its mark: the leadership left the cut-off node
+/// (patroni-1) and came back to it, seen by the run (`changes`, the leader
+/// changes it saw) or, when that came too late for the run to see it, by
+/// `cluster status` after the run (`status`). The node's own log line
+/// (`updated leader lock during demoting self`) is reported, not required:
+/// in the runs of docs/findings/patroni-15-failover.md it was not always
+/// there.
+fn patroni_took_the_lock_back(changes: &[&history::Fault], status: &str) -> bool {
+    let to = |l: &&history::Fault| {
         l.detail
             .as_deref()
             .and_then(|d| d.split(" → ").nth(1))
-            .is_some_and(|to| to.starts_with("patroni-1"))
-    });
-    back && log.contains("updated leader lock during demoting self")
+            .map(str::to_string)
+    };
+    let away = changes
+        .iter()
+        .filter_map(to)
+        .any(|t| !t.starts_with("patroni-1"));
+    let back = changes
+        .iter()
+        .filter_map(to)
+        .any(|t| t.starts_with("patroni-1"));
+    away && (back || status.contains("leader: patroni-1 "))
 }
 
 /// What `scenarios/patroni.toml` established, on one fault: with
@@ -879,14 +892,17 @@ fn patroni_isolated_leader_loses_commits_unless_synchronous_mode_is_strict() {
             h.faults.iter().filter(|f| f.is_observation()).collect();
         if mode == "strict" && o.status.code() == Some(1) {
             // The one way strict lost commits here: Patroni 3.0.2's lock
-            // bug, which must show in the cut-off node's own log.
+            // bug, the leadership back on the cut-off node.
             let log = std::fs::read(&log).unwrap_or_default();
             let tail = String::from_utf8_lossy(log.get(seen..).unwrap_or_default());
+            let lock_line = tail.contains("updated leader lock during demoting self");
+            let status = stdout(&c.cmd("status", &[]));
             assert!(
-                patroni_took_the_lock_back(&tail, &changes),
-                "strict lost commits without the lock bug: {text}"
+                patroni_took_the_lock_back(&changes, &status),
+                "strict lost commits without the lock bug: {text}\ncluster status after the run:\n{status}\nleader changes: {:?}\npatroni-1's log has the lock line: {lock_line}",
+                changes.iter().map(|f| f.detail.as_deref().unwrap_or("")).collect::<Vec<_>>()
             );
-            eprintln!("synchronous_mode=strict met Patroni 3.0.2's lock bug (patroni-1 took the leader key back)");
+            eprintln!("synchronous_mode=strict met Patroni 3.0.2's lock bug (patroni-1 took the leader key back; its log has the lock line: {lock_line})");
         } else {
             assert_eq!(o.status.code(), Some(code), "{text}");
         }
