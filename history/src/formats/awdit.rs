@@ -45,11 +45,37 @@ fn is_rule(s: &str, c: u8) -> bool {
 }
 
 /// A separator line.
+#[derive(Clone, Copy)]
 enum End {
     /// `-----`: the end of a transaction.
     Txn,
     /// `=====`: the end of a session.
     Session,
+}
+
+/// How sessions are numbered: from 0, in file order, a session separator
+/// after at least one transaction ending the session (empty sessions are
+/// skipped, as in AWDIT).
+#[derive(Clone, Copy, Default)]
+struct Sessions {
+    /// The current session's number.
+    number: u64,
+    /// A transaction of the current session was closed.
+    used: bool,
+}
+
+impl Sessions {
+    /// Separator `end`, which `closed` a transaction or not; true when it
+    /// ended a session.
+    fn end(&mut self, end: End, closed: bool) -> bool {
+        self.used |= closed;
+        let ended = matches!(end, End::Session) && self.used;
+        if ended {
+            self.number += 1;
+            self.used = false;
+        }
+        ended
+    }
 }
 
 /// One line's meaning.
@@ -201,8 +227,7 @@ const BYTES_PER_TXN: u64 = 24;
 /// page faults so, 4,194–4,258 with the room made at once).
 fn read_sized<R: Read>(input: R, path: Option<&Path>, bytes: u64) -> Result<History, ParseError> {
     let mut txns: Vec<Txn> = Vec::with_capacity((bytes / BYTES_PER_TXN) as usize);
-    let mut session = 0u64;
-    let mut session_used = false;
+    let mut sessions = Sessions::default();
     let mut cur: Vec<Op> = Vec::new();
     let mut failed = None;
     blocks::for_each_block(input, &|_| {}, parse_chunk, |(pieces, err)| {
@@ -211,13 +236,9 @@ fn read_sized<R: Read>(input: R, path: Option<&Path>, bytes: u64) -> Result<Hist
                 // Ops run on across a block's end only at its start.
                 Piece::Ops(ops) if cur.is_empty() => cur = ops,
                 Piece::Ops(ops) => cur.extend(ops),
-                Piece::End(End::Txn) => session_used |= close(&mut cur, session, &mut txns),
-                Piece::End(End::Session) => {
-                    session_used |= close(&mut cur, session, &mut txns);
-                    if session_used {
-                        session += 1;
-                        session_used = false;
-                    }
+                Piece::End(end) => {
+                    let closed = close(&mut cur, sessions.number, &mut txns);
+                    sessions.end(end, closed);
                 }
             }
         }
@@ -228,7 +249,7 @@ fn read_sized<R: Read>(input: R, path: Option<&Path>, bytes: u64) -> Result<Hist
     if let Some((line, msg)) = failed {
         return Err(ParseError::at(path, line, msg));
     }
-    close(&mut cur, session, &mut txns);
+    close(&mut cur, sessions.number, &mut txns);
     Ok(History::from_txns(txns))
 }
 

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use crate::blocks::Chunk;
 use crate::model::{History, Op, Status, Txn};
 
-use super::{fast_line, parse_line, End, Line};
+use super::{fast_line, parse_line, End, Line, Sessions};
 
 /// About this many bytes a piece: several per core, so that a core that
 /// is done takes another while the other finishes its last.
@@ -211,32 +211,24 @@ fn lines(piece: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// The first reading: a piece's transactions and ended sessions.
 fn count(piece: &[u8]) -> Option<Count> {
-    let mut c = Count {
-        txns: 0,
-        sessions: 0,
-    };
-    let (mut ops, mut used) = (false, false);
+    let mut txns = 0;
+    let mut sessions = Sessions::default();
+    let mut ops = false;
     for line in lines(piece) {
         match kind(line).ok()? {
             None => {}
             Some(Kind::Op) => ops = true,
             Some(Kind::End(end)) => {
-                if ops {
-                    c.txns += 1;
-                    used = true;
-                    ops = false;
-                }
-                if matches!(end, End::Session) && used {
-                    c.sessions += 1;
-                    used = false;
-                }
+                txns += usize::from(ops);
+                sessions.end(end, std::mem::take(&mut ops));
             }
         }
     }
-    if ops {
-        c.txns += 1;
-    }
-    Some(c)
+    txns += usize::from(ops);
+    Some(Count {
+        txns,
+        sessions: sessions.number,
+    })
 }
 
 /// The second reading: builds a piece's transactions into `slot`, the
@@ -248,55 +240,48 @@ fn build(
     last: bool,
     slot: &mut [MaybeUninit<Txn>],
 ) -> Option<()> {
-    let (mut id, mut session) = first;
+    let (id, session) = first;
+    let mut sessions = Sessions {
+        number: session,
+        used: false,
+    };
     let mut made = 0usize;
-    let mut used = false;
     let mut cur: Vec<Op> = Vec::new();
-    let mut ok = true;
-    let mut close = |cur: &mut Vec<Op>, session: u64, made: &mut usize, id: &mut usize| {
-        if cur.is_empty() {
-            return false;
-        }
+    // Builds the transaction of `cur`, if it has ops; false when `slot`
+    // has no room left for it.
+    let mut close = |cur: &mut Vec<Op>, session: u64, made: &mut usize| {
         let Some(s) = slot.get_mut(*made) else {
             return false;
         };
         s.write(Txn::new(
-            *id as u64,
+            (id + *made) as u64,
             session,
             Status::Ok,
             cur.as_slice().to_vec(),
         ));
         cur.clear();
         *made += 1;
-        *id += 1;
         true
     };
+    let mut ok = true;
     for line in lines(piece) {
         match meaning(line) {
-            Err(()) => {
-                ok = false;
-                break;
-            }
+            Err(()) => ok = false,
             Ok(None) => {}
             Ok(Some(Line::Op(op))) => cur.push(op),
             Ok(Some(Line::End(end))) => {
-                if !cur.is_empty() {
-                    if !close(&mut cur, session, &mut made, &mut id) {
-                        ok = false;
-                        break;
-                    }
-                    used = true;
-                }
-                if matches!(end, End::Session) && used {
-                    session += 1;
-                    used = false;
-                }
+                let closed = !cur.is_empty();
+                ok = !closed || close(&mut cur, sessions.number, &mut made);
+                sessions.end(end, closed);
             }
+        }
+        if !ok {
+            break;
         }
     }
     if ok && !cur.is_empty() {
         // Only the file's last piece may end inside a transaction.
-        ok = last && close(&mut cur, session, &mut made, &mut id);
+        ok = last && close(&mut cur, sessions.number, &mut made);
     }
     if ok && made == slot.len() {
         return Some(());
